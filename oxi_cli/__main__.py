@@ -1,0 +1,5 @@
+"""Entry point for `python -m oxi_cli`."""
+
+from oxi_cli.cli.main import run
+
+run()

@@ -1,0 +1,1 @@
+"""Compute backends (CPU via Numba, GPU via wgpu) behind one protocol."""

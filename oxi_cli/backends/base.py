@@ -1,0 +1,63 @@
+"""The one protocol every compute backend implements, and the device limits the planner reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """What one device can hold and bind; `detected` is False when these are defaults, not measurements."""
+
+    max_buffer_bytes: int
+    max_binding_bytes: int
+    max_dim: int
+    total_memory: int
+    usable_memory: int
+    detected: bool
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Images live on the backend as handles of shape (height, width, channels), float32 values.
+
+    Colour methods touch channels 0..2 (R, G, B); `matrix` also reads/writes channel 3 as alpha when
+    `has_alpha`. `src` and `dst` may be the same handle for colour ops, never for resize or blur.
+    """
+
+    name: str
+
+    def limits(self) -> DeviceLimits: ...
+
+    def upload(self, pixels: np.ndarray) -> Any:
+        """(H, W, C) float32 or float16 array -> handle."""
+        ...
+
+    def allocate(self, height: int, width: int, channels: int) -> Any: ...
+
+    def download(self, handle: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """Handle -> (H, W, C) float32 array (written into `out` when given)."""
+        ...
+
+    def cdl(self, src: Any, dst: Any, op: Cdl) -> None: ...
+
+    def matrix(self, src: Any, dst: Any, op: Matrix, has_alpha: bool) -> None: ...
+
+    def lut1d(self, src: Any, dst: Any, op: Lut1d) -> None: ...
+
+    def lut3d(self, src: Any, dst: Any, op: Lut3d) -> None: ...
+
+    def resize(self, src: Any, dst: Any, op: Resize) -> None: ...
+
+    def blur(self, src: Any, dst: Any, op: Blur) -> None: ...
+
+
+def handle_shape(handle: Any) -> tuple[int, int, int]:
+    """Every backend's handle exposes `.shape` as (H, W, C)."""
+    h, w, c = handle.shape
+    return int(h), int(w), int(c)

@@ -1,0 +1,49 @@
+"""The oxi error tree: every expected failure is an OxiError carrying its exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class OxiError(Exception):
+    """A failure the user can act on; printed as one line, no traceback."""
+
+    exit_code = 1
+
+
+class UsageError(OxiError):
+    """Bad command-line usage: wrong option values or combinations."""
+
+    exit_code = 2
+
+
+class InputError(OxiError):
+    """An input file that is missing, unreadable or not what its name says."""
+
+    exit_code = 2
+
+
+class FormatError(InputError):
+    """A LUT / CDL file that does not parse; names the file and line."""
+
+    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}")
+        self.path = str(path)
+        self.line = line
+
+
+class OpError(UsageError):
+    """An operation built with invalid parameters."""
+
+
+class ProcessingError(OxiError):
+    """A failure while processing or writing (device lost, disk full...)."""
+
+    exit_code = 1
+
+
+class BackendUnavailable(OxiError):
+    """The requested compute backend cannot be used on this machine."""
+
+    exit_code = 2

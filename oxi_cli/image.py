@@ -1,0 +1,74 @@
+"""The in-memory image: named channel planes in their file dtype plus what is needed to write the file back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# Pixel types oxi knows, and the numpy dtype each is held in.
+PIXEL_DTYPES: dict[str, np.dtype] = {
+    "half": np.dtype(np.float16),
+    "float": np.dtype(np.float32),
+    "uint32": np.dtype(np.uint32),
+    "uint8": np.dtype(np.uint8),
+    "uint16": np.dtype(np.uint16),
+}
+COLOR_CHANNELS = ("R", "G", "B")
+
+
+@dataclass
+class ImageMeta:
+    """Everything about a file except its pixels, so an output can be written 'like the input'.
+
+    `pixel_types` maps channel name -> one of PIXEL_DTYPES' keys (what the file stores);
+    `header` holds format-specific attributes (for EXR the whole OpenEXR header dict, windows included)
+    which oxi carries through untouched; `compression` is the codec name (EXR) or None.
+    """
+
+    format: str
+    pixel_types: dict[str, str]
+    compression: str | None = None
+    header: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Image:
+    """Channel planes, each (height, width); integer formats keep their integer dtype until processed."""
+
+    width: int
+    height: int
+    planes: dict[str, np.ndarray]
+    meta: ImageMeta
+
+    @property
+    def channels(self) -> list[str]:
+        return list(self.planes)
+
+    def has_rgb(self) -> bool:
+        return all(c in self.planes for c in COLOR_CHANNELS)
+
+    def has_alpha(self) -> bool:
+        return "A" in self.planes
+
+
+def to_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:
+    """Integer image data maps to [0, 1]; float data is widened as is."""
+    if pixel_type == "uint8":
+        return plane.astype(np.float32) * np.float32(1.0 / 255.0)
+    if pixel_type == "uint16":
+        return plane.astype(np.float32) * np.float32(1.0 / 65535.0)
+    return plane.astype(np.float32, copy=False)
+
+
+def from_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:
+    """Back to the stored type: integers round to nearest and clamp (NaN becomes 0); floats narrow."""
+    if pixel_type in ("uint8", "uint16"):
+        top = 255.0 if pixel_type == "uint8" else 65535.0
+        scaled = np.nan_to_num(plane * np.float32(top), nan=0.0, posinf=top, neginf=0.0)
+        return np.clip(np.rint(scaled), 0, top).astype(PIXEL_DTYPES[pixel_type])
+    if pixel_type == "uint32":
+        clean = np.nan_to_num(plane, nan=0.0, posinf=4294967295.0, neginf=0.0)
+        return np.clip(np.rint(clean), 0, 4294967295.0).astype(np.uint32)
+    return plane.astype(PIXEL_DTYPES[pixel_type], copy=False)

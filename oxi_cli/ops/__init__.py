@@ -1,0 +1,13 @@
+"""Operation values: validated, immutable descriptions of what to do to pixels."""
+
+from oxi_cli.ops.base import ColorOp, ImageOp
+from oxi_cli.ops.blur import Blur
+from oxi_cli.ops.cdl import Cdl
+from oxi_cli.ops.lut1d import Lut1d
+from oxi_cli.ops.lut3d import Lut3d
+from oxi_cli.ops.matrix import Matrix
+from oxi_cli.ops.resize import Resize
+
+Op = ColorOp | ImageOp
+
+__all__ = ["Blur", "Cdl", "ColorOp", "ImageOp", "Lut1d", "Lut3d", "Matrix", "Op", "Resize"]

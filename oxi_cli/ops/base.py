@@ -1,0 +1,53 @@
+"""Shared validation helpers and the two op families: ColorOp (per pixel) and ImageOp (spatial)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from oxi_cli.errors import OpError
+
+if TYPE_CHECKING:
+    from oxi_cli.backends.base import Backend
+
+
+class ColorOp:
+    """A per-pixel transform of R, G, B (alpha only for 4x4 matrices); other channels pass through."""
+
+    name: ClassVar[str]
+
+    def is_identity(self) -> bool:
+        return False
+
+    def dispatch(self, backend: Backend, src: Any, dst: Any, has_alpha: bool) -> None:
+        """Run this op on `backend`, reading `src` and writing `dst` (may be the same handle)."""
+        getattr(backend, self.name)(src, dst, self)
+
+
+class ImageOp:
+    """A spatial transform acting on every channel; may change the image size."""
+
+    name: ClassVar[str]
+
+    def out_size(self, width: int, height: int) -> tuple[int, int]:
+        return width, height
+
+    def dispatch(self, backend: Backend, src: Any, dst: Any) -> None:
+        getattr(backend, self.name)(src, dst, self)
+
+
+def finite_triple(label: str, values: float | Iterable[float]) -> tuple[float, float, float]:
+    """Accept one number or three; reject NaN/Inf so kernels never see them as parameters."""
+    if isinstance(values, (int, float)):
+        values = (values,) * 3
+    vals = tuple(float(v) for v in values)
+    if len(vals) != 3:
+        raise OpError(f"{label} needs 1 or 3 numbers, got {len(vals)}")
+    check_finite(label, vals)
+    return vals  # type: ignore[return-value]
+
+
+def check_finite(label: str, values: Sequence[float]) -> None:
+    if not all(math.isfinite(v) for v in values):
+        raise OpError(f"{label} must be finite numbers, got {list(values)}")

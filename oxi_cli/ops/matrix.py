@@ -1,0 +1,77 @@
+"""Colour matrix: out = M · [r, g, b, a]ᵀ + offset, row-major, column-vector convention (as OCIO)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from oxi_cli.errors import OpError
+from oxi_cli.ops.base import ColorOp, check_finite
+
+IDENTITY16 = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Matrix(ColorOp):
+    """A 4x4 matrix (row-major, 16 numbers) plus a 4-vector offset; alpha is 1 when the image has none."""
+
+    m: tuple[float, ...] = IDENTITY16
+    offset: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    name: ClassVar[str] = "matrix"
+
+    def __post_init__(self) -> None:
+        m = tuple(float(v) for v in self.m)
+        off = tuple(float(v) for v in self.offset)
+        if len(m) != 16:
+            raise OpError(f"matrix needs 16 numbers internally, got {len(m)}")
+        if len(off) == 3:
+            off = (*off, 0.0)
+        if len(off) != 4:
+            raise OpError(f"matrix offset needs 3 or 4 numbers, got {len(off)}")
+        check_finite("matrix", m)
+        check_finite("matrix offset", off)
+        object.__setattr__(self, "m", m)
+        object.__setattr__(self, "offset", off)
+
+    @classmethod
+    def from_values(cls, values: Sequence[float], offset: Sequence[float] | None = None) -> Matrix:
+        """Build from 9 (3x3), 12 (3x4, last column is the offset) or 16 (4x4) row-major numbers."""
+        vals = [float(v) for v in values]
+        off = [0.0, 0.0, 0.0, 0.0]
+        if len(vals) == 9:
+            m = np.eye(4)
+            m[:3, :3] = np.reshape(vals, (3, 3))
+        elif len(vals) == 12:
+            m34 = np.reshape(vals, (3, 4))
+            m = np.eye(4)
+            m[:3, :3] = m34[:, :3]
+            off[:3] = m34[:, 3].tolist()
+        elif len(vals) == 16:
+            m = np.reshape(vals, (4, 4))
+        else:
+            raise OpError(f"--matrix needs 9, 12 or 16 numbers (row-major), got {len(vals)}")
+        if offset is not None:
+            extra = [float(v) for v in offset]
+            if len(extra) not in (3, 4):
+                raise OpError(f"--offset needs 3 or 4 numbers, got {len(extra)}")
+            for i, v in enumerate(extra):
+                off[i] += v
+        return cls(tuple(m.ravel().tolist()), tuple(off))  # type: ignore[arg-type]
+
+    @property
+    def array(self) -> np.ndarray:
+        return np.asarray(self.m, dtype=np.float64).reshape(4, 4)
+
+    def touches_alpha(self) -> bool:
+        """True when the alpha row or column is not the identity, so alpha must be read or written."""
+        a = self.array
+        return bool(a[3, 3] != 1.0 or a[3, :3].any() or a[:3, 3].any() or self.offset[3] != 0.0)
+
+    def is_identity(self) -> bool:
+        return self.m == IDENTITY16 and self.offset == (0.0, 0.0, 0.0, 0.0)
+
+    def dispatch(self, backend, src, dst, has_alpha: bool) -> None:  # type: ignore[override]
+        backend.matrix(src, dst, self, has_alpha)
