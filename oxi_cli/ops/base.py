@@ -30,6 +30,9 @@ class ImageOp:
 
     name: ClassVar[str]
 
+    def is_identity(self) -> bool:
+        return False
+
     def out_size(self, width: int, height: int) -> tuple[int, int]:
         return width, height
 

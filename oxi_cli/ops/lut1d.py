@@ -34,7 +34,7 @@ class Lut1d(ColorOp):
             raise OpError("1D LUT contains NaN or Inf values")
         lo = finite_triple("1D LUT domain min", self.domain_min)
         hi = finite_triple("1D LUT domain max", self.domain_max)
-        if any(h <= lo_ for lo_, h in zip(lo, hi)):
+        if any(h <= lo_ for lo_, h in zip(lo, hi, strict=True)):
             raise OpError(f"1D LUT domain max {hi} must exceed domain min {lo}")
         table = np.ascontiguousarray(table)
         table.setflags(write=False)

@@ -35,7 +35,7 @@ class Lut3d(ColorOp):
             raise OpError("3D LUT contains NaN or Inf values")
         lo = finite_triple("3D LUT domain min", self.domain_min)
         hi = finite_triple("3D LUT domain max", self.domain_max)
-        if any(h <= lo_ for lo_, h in zip(lo, hi)):
+        if any(h <= lo_ for lo_, h in zip(lo, hi, strict=True)):
             raise OpError(f"3D LUT domain max {hi} must exceed domain min {lo}")
         if self.interp not in ("tetrahedral", "trilinear"):
             raise OpError(f"3D LUT interpolation must be tetrahedral or trilinear, got {self.interp!r}")

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+import numpy as np
+
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import ImageOp
 
@@ -64,3 +66,58 @@ class Resize(ImageOp):
         if height is not None:
             return max(1, round(src_w * height / src_h)), height
         raise OpError("resize needs one of --width, --height, --size or --scale")
+
+
+def filter_weight(name: str, d: np.ndarray) -> np.ndarray:
+    """The named filter evaluated at distances `d` (float64, in filter units)."""
+    a = np.abs(d)
+    if name == "box":
+        return (a <= 0.5).astype(np.float64)
+    if name == "triangle":
+        return np.maximum(0.0, 1.0 - a)
+    if name == "lanczos3":
+        return np.where(a < 3.0, np.sinc(d) * np.sinc(d / 3.0), 0.0)
+    b, c = (0.0, 0.5) if name == "catmull-rom" else (1.0 / 3.0, 1.0 / 3.0)
+    near = ((12 - 9 * b - 6 * c) * a**3 + (-18 + 12 * b + 6 * c) * a**2 + (6 - 2 * b)) / 6.0
+    far = ((-b - 6 * c) * a**3 + (6 * b + 30 * c) * a**2 + (-12 * b - 48 * c) * a + (8 * b + 24 * c)) / 6.0
+    return np.where(a < 1.0, near, np.where(a < 2.0, far, 0.0))
+
+
+@dataclass(frozen=True)
+class AxisWeights:
+    """Per output pixel: `count` taps at clamped source indices `index[:, :count]` with `weight`s summing to 1."""
+
+    index: np.ndarray  # (dst, taps) int32, clamped to [0, src-1]
+    weight: np.ndarray  # (dst, taps) float32, zero past count
+    count: np.ndarray  # (dst,) int32
+
+
+def axis_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
+    """Tap indices and normalised weights mapping `src` pixels onto `dst` along one axis."""
+    scale = src / dst
+    stretch = max(1.0, scale)
+    support = FILTER_RADIUS[filter_name] * stretch
+    center = (np.arange(dst, dtype=np.float64) + 0.5) * scale - 0.5
+    first = np.ceil(center - support).astype(np.int64)
+    last = np.floor(center + support).astype(np.int64)
+    taps = int((last - first).max()) + 1
+    pos = first[:, None] + np.arange(taps)[None, :]
+    inside = pos <= last[:, None]
+    w = np.where(inside, filter_weight(filter_name, (pos - center[:, None]) / stretch), 0.0)
+    total = w.sum(axis=1, keepdims=True)
+    # A filter can miss every tap only for degenerate box cases; fall back to the nearest pixel.
+    empty = total[:, 0] == 0.0
+    if empty.any():
+        w[empty] = 0.0
+        w[empty, 0] = 1.0
+        pos[empty, 0] = np.clip(np.rint(center[empty]), 0, src - 1).astype(np.int64)
+        inside[empty] = False
+        inside[empty, 0] = True
+        total[empty] = 1.0
+    w /= total
+    count = inside.sum(axis=1).astype(np.int32)
+    return AxisWeights(
+        index=np.clip(pos, 0, src - 1).astype(np.int32),
+        weight=w.astype(np.float32),
+        count=count,
+    )

@@ -1,0 +1,95 @@
+"""CpuBackend: the Backend protocol on numpy arrays, dispatching to the Numba kernels."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from oxi_cli.backends.base import DeviceLimits
+from oxi_cli.backends.cpu.jit import set_threads
+from oxi_cli.backends.cpu.kernels import blur, cdl, lut1d, lut3d, matrix, resize
+from oxi_cli.errors import ProcessingError
+from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops.resize import axis_weights
+
+
+def _pixels(a: np.ndarray) -> np.ndarray:
+    """(H, W, C) -> (H*W, C) view for per-pixel kernels."""
+    return a.reshape(-1, a.shape[2])
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """(H, W, C) -> (H, W*C) view for row kernels."""
+    return a.reshape(a.shape[0], -1)
+
+
+def _domain(op: Lut1d | Lut3d) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.asarray(op.domain_min, dtype=np.float32)
+    scale = (op.size - 1) / (np.asarray(op.domain_max, np.float64) - np.asarray(op.domain_min, np.float64))
+    return lo, scale.astype(np.float32)
+
+
+def _f32(values: tuple[float, ...]) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32)
+
+
+class CpuBackend:
+    """Handles are C-contiguous float32 (H, W, C) numpy arrays; `upload` may adopt the caller's array."""
+
+    name = "cpu"
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = set_threads(threads)
+
+    def limits(self) -> DeviceLimits:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+        return DeviceLimits(
+            max_buffer_bytes=total,
+            max_binding_bytes=total,
+            max_dim=1 << 20,
+            total_memory=total,
+            usable_memory=int(avail * 0.6),
+            detected=True,
+        )
+
+    def upload(self, pixels: np.ndarray) -> np.ndarray:
+        if pixels.ndim != 3:
+            raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
+        return np.ascontiguousarray(pixels, dtype=np.float32)
+
+    def allocate(self, height: int, width: int, channels: int) -> np.ndarray:
+        return np.empty((height, width, channels), dtype=np.float32)
+
+    def download(self, handle: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            return handle
+        np.copyto(out, handle)
+        return out
+
+    def cdl(self, src: np.ndarray, dst: np.ndarray, op: Cdl) -> None:
+        fn = cdl.cdl_asc if op.style == "asc" else cdl.cdl_noclamp
+        fn(_pixels(src), _pixels(dst), _f32(op.slope), _f32(op.offset), _f32(op.power), np.float32(op.sat))
+
+    def matrix(self, src: np.ndarray, dst: np.ndarray, op: Matrix, has_alpha: bool) -> None:
+        fn = matrix.matrix_rgba if has_alpha else matrix.matrix_rgb
+        fn(_pixels(src), _pixels(dst), op.array.astype(np.float32), _f32(op.offset))
+
+    def lut1d(self, src: np.ndarray, dst: np.ndarray, op: Lut1d) -> None:
+        lut1d.lut1d(_pixels(src), _pixels(dst), op.table, *_domain(op))
+
+    def lut3d(self, src: np.ndarray, dst: np.ndarray, op: Lut3d) -> None:
+        fn = lut3d.lut3d_tetrahedral if op.interp == "tetrahedral" else lut3d.lut3d_trilinear
+        fn(_pixels(src), _pixels(dst), op.table, *_domain(op))
+
+    def resize(self, src: np.ndarray, dst: np.ndarray, op: Resize) -> None:
+        h, w, c = src.shape
+        ys = axis_weights(op.filter, h, dst.shape[0])
+        xs = axis_weights(op.filter, w, dst.shape[1])
+        resize.resize(
+            _rows(src), _rows(dst), c, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count
+        )
+
+    def blur(self, src: np.ndarray, dst: np.ndarray, op: Blur) -> None:
+        blur.blur(_rows(src), _rows(dst), src.shape[2], op.weights().astype(np.float32))

@@ -1,0 +1,39 @@
+"""What the CPU backend runs on: cores, Numba version and threading layer, SIMD level."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+
+def _simd_level() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return platform.machine()
+    for level in ("avx512f", "avx2", "avx", "sse4_2"):
+        if level in flags:
+            return level.upper()
+    return "NEON" if platform.machine() in ("aarch64", "arm64") else "baseline"
+
+
+def cpu_info() -> dict[str, object]:
+    """A JSON-ready description of the CPU backend (imports numba, so call it lazily)."""
+    from oxi_cli.backends.cpu import jit  # sets the cache folder before numba loads
+
+    numba = jit.numba
+    try:
+        layer = numba.threading_layer()
+    except ValueError:
+        layer = f"{numba.config.THREADING_LAYER} (not started)"
+    return {
+        "name": "cpu",
+        "processor": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "numba_version": numba.__version__,
+        "numba_threads": numba.get_num_threads(),
+        "threading_layer": layer,
+        "simd": _simd_level(),
+        "cache_dir": os.environ.get("NUMBA_CACHE_DIR"),
+    }

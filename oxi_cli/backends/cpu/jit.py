@@ -1,0 +1,29 @@
+"""One place for Numba's options: a user-level cache folder and the decorator every kernel uses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(base) / "oxi" / "numba")
+
+
+# Must be set before numba is imported: site-packages may be read-only, and a user cache survives upgrades.
+os.environ.setdefault("NUMBA_CACHE_DIR", _cache_dir())
+
+import numba  # noqa: E402
+
+# No fastmath: NaN and Inf must propagate exactly as the reference implementations say.
+kernel = numba.njit(parallel=True, cache=True, nogil=True)
+serial = numba.njit(cache=True, nogil=True, inline="always")
+prange = numba.prange
+
+
+def set_threads(n: int | None) -> int:
+    """Clamp a requested thread count to what Numba can use; returns the count in effect."""
+    if n is not None:
+        numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    return numba.get_num_threads()

@@ -1,0 +1,1 @@
+"""Numba kernels, one module per op, named as the op and its wgsl/ shader."""

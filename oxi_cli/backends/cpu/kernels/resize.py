@@ -1,0 +1,37 @@
+"""Separable resize fused per output row: vertical taps into a row buffer, then horizontal taps out."""
+
+import numpy as np
+
+from oxi_cli.backends.cpu.jit import kernel, prange, serial
+
+
+@serial
+def _vertical(src, row, index, weight, count):
+    """row = sum_t weight[t] * src[index[t]] over whole source rows (contiguous, vectorises)."""
+    s0 = src[index[0]]
+    w0 = weight[0]
+    for i in range(row.shape[0]):
+        row[i] = w0 * s0[i]
+    for t in range(1, count):
+        s = src[index[t]]
+        w = weight[t]
+        for i in range(row.shape[0]):
+            row[i] += w * s[i]
+
+
+@kernel
+def resize(src, dst, channels, yi, yw, yc, xi, xw, xc):
+    """src (H, W*C) -> dst (Ho, Wo*C); yi/yw/yc and xi/xw/xc come from ops.resize.axis_weights."""
+    C = channels
+    wo = dst.shape[1] // C
+    for oy in prange(dst.shape[0]):
+        row = np.empty(src.shape[1], dtype=np.float32)
+        _vertical(src, row, yi[oy], yw[oy], yc[oy])
+        out = dst[oy]
+        for ox in range(wo):
+            n = xc[ox]
+            for c in range(C):
+                acc = xw[ox, 0] * row[xi[ox, 0] * C + c]
+                for t in range(1, n):
+                    acc += xw[ox, t] * row[xi[ox, t] * C + c]
+                out[ox * C + c] = acc

@@ -1,0 +1,209 @@
+"""Run a chain of ops on an image: read from a source, compute on a backend, write to a sink."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from oxi_cli.backends.base import Backend
+from oxi_cli.errors import UsageError
+from oxi_cli.image import COLOR_CHANNELS, Image, from_float32, to_float32
+from oxi_cli.ops import ColorOp, ImageOp, Matrix, Op
+
+OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
+# What each output format can store, best first; used when --out-type same meets a format that can't.
+FORMAT_TYPES: dict[str, tuple[str, ...]] = {
+    "exr": ("half", "float", "uint32"),
+    "png": ("uint16", "uint8"),
+    "tiff": ("float", "uint16", "uint8"),
+    "jpeg": ("uint8",),
+}
+
+
+class Source(Protocol):
+    def read(self) -> Image: ...
+
+
+class Sink(Protocol):
+    format: str
+
+    def write(self, image: Image) -> None: ...
+
+
+class FileSource:
+    """A whole image file (the planner adds region reads later)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def read(self) -> Image:
+        from oxi_cli.io import read_image
+
+        return read_image(self.path)
+
+
+class FileSink:
+    """Writes atomically; refuses to replace `input_path` unless `in_place`."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        compression: str | None = None,
+        input_path: str | Path | None = None,
+        in_place: bool = False,
+    ) -> None:
+        from oxi_cli.io import format_for
+
+        self.path = Path(path)
+        self.format = format_for(self.path)
+        self.compression = compression
+        self.input_path = Path(input_path) if input_path is not None else None
+        self.in_place = in_place
+
+    def write(self, image: Image) -> None:
+        from oxi_cli.io import write_image
+
+        overwrite = self.input_path if self.in_place else None
+        write_image(image, self.path, compression=self.compression, overwrite_input=overwrite)
+
+
+class MemorySource:
+    def __init__(self, image: Image) -> None:
+        self.image = image
+
+    def read(self) -> Image:
+        return self.image
+
+
+class MemorySink:
+    def __init__(self, format: str = "exr") -> None:
+        self.format = format
+        self.image: Image | None = None
+
+    def write(self, image: Image) -> None:
+        self.image = image
+
+
+@dataclass
+class Result:
+    """What one job did and how long each stage took, for --json and benchmarks."""
+
+    backend: str
+    width: int
+    height: int
+    out_width: int
+    out_height: int
+    channels: list[str]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def working_channels(image: Image, ops: Sequence[Op]) -> tuple[list[str], bool]:
+    """Channels the chain must compute on, in kernel order (R, G, B, A first), and whether [3] is alpha.
+
+    Colour-only chains leave every other channel untouched (not even converted); spatial ops need all.
+    """
+    needs_color = any(isinstance(op, ColorOp) for op in ops)
+    if needs_color and not image.has_rgb():
+        raise UsageError(
+            f"colour operations need R, G and B channels; this image has {', '.join(image.channels)}"
+        )
+    alpha = image.has_alpha()
+    if any(isinstance(op, ImageOp) for op in ops):
+        lead = [*COLOR_CHANNELS, "A"] if needs_color and alpha else list(COLOR_CHANNELS) if needs_color else []
+        return lead + [c for c in image.channels if c not in lead], needs_color and alpha
+    wants_alpha = alpha and any(isinstance(op, Matrix) and op.touches_alpha() for op in ops)
+    return [*COLOR_CHANNELS, "A"] if wants_alpha else list(COLOR_CHANNELS), wants_alpha
+
+
+def output_types(image: Image, out_type: str, out_format: str) -> dict[str, str]:
+    """Per-channel pixel types for the output: the input's, or --out-type's, or the format's nearest."""
+    if out_type not in OUT_TYPES:
+        raise UsageError(f"--out-type must be one of {', '.join(OUT_TYPES)}, got {out_type!r}")
+    allowed = FORMAT_TYPES.get(out_format, ("half", "float", "uint32", "uint8", "uint16"))
+    types = {}
+    for name, kind in image.meta.pixel_types.items():
+        want = kind if out_type == "same" else out_type
+        if want not in allowed and out_type == "same":
+            want = _nearest_type(want, allowed)
+        types[name] = want
+    return types
+
+
+def _nearest_type(kind: str, allowed: tuple[str, ...]) -> str:
+    prefs = {
+        "half": ("half", "float", "uint16", "uint8"),
+        "float": ("float", "half", "uint16", "uint8"),
+        "uint32": ("uint32", "float", "uint16", "uint8"),
+        "uint16": ("uint16", "half", "float", "uint8"),
+        "uint8": ("uint8", "half", "uint16", "float"),
+    }[kind]
+    return next(k for k in prefs if k in allowed)
+
+
+def gather(image: Image, names: Sequence[str]) -> np.ndarray:
+    """Interleave the named planes into one float32 (H, W, C) working array."""
+    work = np.empty((image.height, image.width, len(names)), dtype=np.float32)
+    for i, name in enumerate(names):
+        work[..., i] = to_float32(image.planes[name], image.meta.pixel_types[name])
+    return work
+
+
+def run_chain(backend: Backend, work: np.ndarray, ops: Sequence[Op], has_alpha: bool) -> np.ndarray:
+    """Upload once, run every op on the device, download once."""
+    handle = backend.upload(work)
+    for op in ops:
+        if isinstance(op, ColorOp):
+            op.dispatch(backend, handle, handle, has_alpha)
+        else:
+            h, w, c = handle.shape
+            ow, oh = op.out_size(w, h)
+            dst = backend.allocate(oh, ow, c)
+            op.dispatch(backend, handle, dst)
+            handle = dst
+    return backend.download(handle)
+
+
+def execute(
+    ops: Sequence[Op],
+    source: Source,
+    sink: Sink,
+    backend: Backend,
+    *,
+    out_type: str = "same",
+) -> Result:
+    """Single-pass execution: the whole image in memory."""
+    ops = [op for op in ops if not op.is_identity()]
+    t0 = time.perf_counter()
+    image = source.read()
+    t1 = time.perf_counter()
+    types = output_types(image, out_type, sink.format)
+    names, has_alpha = working_channels(image, ops) if ops else ([], False)
+    out = run_chain(backend, gather(image, names), ops, has_alpha) if names else None
+    t2 = time.perf_counter()
+    planes: dict[str, np.ndarray] = {}
+    for name, plane in image.planes.items():
+        if out is not None and name in names:
+            planes[name] = from_float32(out[..., names.index(name)], types[name])
+        elif types[name] != image.meta.pixel_types[name]:
+            planes[name] = from_float32(to_float32(plane, image.meta.pixel_types[name]), types[name])
+        else:
+            planes[name] = plane
+    height, width = (out.shape[0], out.shape[1]) if out is not None else (image.height, image.width)
+    meta = replace(image.meta, pixel_types=types)
+    sink.write(Image(width, height, planes, meta))
+    t3 = time.perf_counter()
+    return Result(
+        backend=backend.name,
+        width=image.width,
+        height=image.height,
+        out_width=width,
+        out_height=height,
+        channels=list(names),
+        seconds={"read": t1 - t0, "compute": t2 - t1, "write": t3 - t2, "total": t3 - t0},
+    )
