@@ -1,0 +1,88 @@
+"""Image files in and out (EXR, PNG, TIFF, JPEG): the format comes from the extension, writes are atomic."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from oxi_cli.errors import InputError, OxiError, ProcessingError, UsageError
+from oxi_cli.image import Image
+from oxi_cli.io.atomic import atomic_output, refuse_input_overwrite
+from oxi_cli.io.common import ImageSpec, format_for
+
+__all__ = ["ImageSpec", "format_for", "read_image", "read_spec", "set_io_threads", "write_image"]
+
+# format -> (module, reader, spec reader, writer); modules load on first use so `oxi --help` stays fast.
+_HANDLERS = {
+    "exr": ("exr", "read", "read_spec", "write"),
+    "png": ("raster", "read_png", "read_png_spec", "write_png"),
+    "tiff": ("raster", "read_tiff", "read_tiff_spec", "write_tiff"),
+    "jpeg": ("raster", "read_jpeg", "read_jpeg_spec", "write_jpeg"),
+}
+
+
+def _handler(fmt: str, role: int) -> Callable:
+    import importlib
+
+    module_name, *functions = _HANDLERS[fmt]
+    module = importlib.import_module(f"oxi_cli.io.{module_name}")
+    return getattr(module, functions[role])
+
+
+def read_image(path: str | Path) -> Image:
+    """Decode a whole image: planes in the file's dtype, meta holding what is needed to write it back."""
+    path = Path(path)
+    try:
+        return _handler(format_for(path), 0)(path)
+    except OSError as e:  # the file vanished or the disk failed mid-read
+        raise InputError(f"{path}: cannot read the file ({e.strerror or e}); check the path") from None
+
+
+def read_spec(path: str | Path) -> ImageSpec:
+    """Size, channel names and metadata from the header alone, for planning before any decoding."""
+    path = Path(path)
+    try:
+        return _handler(format_for(path), 1)(path)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the file ({e.strerror or e}); check the path") from None
+
+
+def write_image(
+    image: Image,
+    path: str | Path,
+    *,
+    compression: str | None = None,
+    input_path: str | Path | None = None,
+    in_place: bool = False,
+) -> None:
+    """Write `image` in the format of `path`'s extension, atomically, keeping what the format can hold.
+
+    `compression` overrides the codec (EXR names such as zip, piz, dwaa; TIFF: none, deflate, lzw...).
+    `input_path` is the file the image came from: writing onto it is refused unless `in_place`.
+    Each plane is written as `image.meta.pixel_types[name]`, converted if it arrives as another type.
+    """
+    path = Path(path)
+    try:
+        fmt = format_for(path)
+    except InputError as e:  # for an output, a wrong extension is a usage mistake
+        raise UsageError(str(e)) from None
+    if input_path is not None:
+        refuse_input_overwrite(path, Path(input_path), in_place)
+    writer = _handler(fmt, 2)
+    try:
+        with atomic_output(path) as tmp:
+            writer(image, tmp, compression)
+    except (OxiError, MemoryError):
+        raise
+    except OSError as e:
+        raise ProcessingError(f"cannot write {path}: {e.strerror or e}") from None
+    except Exception as e:  # a library's own exception: one line, naming the output, not the temporary
+        raise ProcessingError(f"cannot write {path}: {e}") from None
+
+
+def set_io_threads(n: int | None = None) -> None:
+    """Threads for EXR decode/encode; None means one per CPU core (the default set on first use)."""
+    from oxi_cli.io import exr
+
+    exr.set_threads(n if n else os.cpu_count() or 1)

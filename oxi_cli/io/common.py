@@ -1,0 +1,99 @@
+"""What every image format shares: the header-only spec, extension lookup, input checks and type casts."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from oxi_cli.errors import InputError, UsageError
+from oxi_cli.image import PIXEL_DTYPES, ImageMeta, from_float32, to_float32
+
+# Extension -> format name (ImageMeta.format); one name per format, several spellings per extension.
+EXTENSIONS: dict[str, str] = {
+    ".exr": "exr",
+    ".png": "png",
+    ".tif": "tiff",
+    ".tiff": "tiff",
+    ".jpg": "jpeg",
+    ".jpeg": "jpeg",
+}
+KNOWN_EXTENSIONS = ".exr, .png, .tif/.tiff, .jpg/.jpeg"
+_TYPE_OF_DTYPE = {dtype: name for name, dtype in PIXEL_DTYPES.items()}
+
+
+@dataclass
+class ImageSpec:
+    """An image's size, channel names (in Image.planes order) and metadata, read without its pixels."""
+
+    width: int
+    height: int
+    channels: list[str]
+    meta: ImageMeta
+
+
+def format_for(path: str | Path) -> str:
+    """The format name ('exr', 'png', 'tiff', 'jpeg') that the file name's extension selects."""
+    suffix = Path(path).suffix.lower()
+    try:
+        return EXTENSIONS[suffix]
+    except KeyError:
+        what = f"extension '{suffix}'" if suffix else "no extension"
+        raise InputError(f"{path}: {what} is not an image format oxi knows; use {KNOWN_EXTENSIONS}") from None
+
+
+def check_readable(path: Path) -> None:
+    """Fail with one clear line before any library sees a path that cannot be an image file."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file; check the path") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot access the file ({e.strerror}); check the path") from None
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not an image file; pass an image file")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path}: permission denied; check the file's permissions")
+    if st.st_size == 0:
+        raise InputError(f"{path} is empty (0 bytes); re-export or re-copy it")
+
+
+def pixel_type_of(plane: np.ndarray) -> str:
+    """The ImageMeta pixel-type name of an array's dtype."""
+    try:
+        return _TYPE_OF_DTYPE[plane.dtype]
+    except KeyError:
+        raise UsageError(f"pixel data of type {plane.dtype} cannot be written") from None
+
+
+def convert_plane(plane: np.ndarray, pixel_type: str) -> np.ndarray:
+    """`plane` holding `pixel_type`; the same array when it already does.
+
+    Planes of another type go through float32 with image.py's rules (integers <-> [0, 1]), so a
+    float32 working plane and a stored uint8 plane both land on the same values.
+    """
+    have = pixel_type_of(plane)
+    if have == pixel_type:
+        return plane
+    return from_float32(to_float32(plane, have), pixel_type)
+
+
+def cast_plane(plane: np.ndarray, pixel_type: str) -> np.ndarray:
+    """convert_plane() as a C-contiguous array (what OpenEXR needs: it misreads strided views)."""
+    return np.ascontiguousarray(convert_plane(plane, pixel_type))
+
+
+def ordered_channels(names: list[str]) -> list[str]:
+    """R, G, B, A first, then other layers, each layer's own R, G, B, A before its other channels.
+
+    The order oiiotool shows; files list channels alphabetically (A, B, G, R), which nobody wants.
+    """
+    rank = {"R": 0, "G": 1, "B": 2, "A": 3}
+
+    def key(name: str) -> tuple[int, str, int, str]:
+        layer, _, base = name.rpartition(".")
+        return (1 if layer else 0, layer, rank.get(base, 4), base)
+
+    return sorted(names, key=key)

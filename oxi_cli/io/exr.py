@@ -1,0 +1,336 @@
+"""OpenEXR files through OpenEXR 3.5's `OpenEXR.File`, keeping header, codec, types, windows and parts."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import OpenEXR
+
+from oxi_cli.errors import InputError, UsageError
+from oxi_cli.image import Image, ImageMeta
+from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, ordered_channels, pixel_type_of
+
+COMPRESSIONS: dict[str, OpenEXR.Compression] = {
+    "none": OpenEXR.NO_COMPRESSION,
+    "rle": OpenEXR.RLE_COMPRESSION,
+    "zips": OpenEXR.ZIPS_COMPRESSION,
+    "zip": OpenEXR.ZIP_COMPRESSION,
+    "piz": OpenEXR.PIZ_COMPRESSION,
+    "pxr24": OpenEXR.PXR24_COMPRESSION,
+    "b44": OpenEXR.B44_COMPRESSION,
+    "b44a": OpenEXR.B44A_COMPRESSION,
+    "dwaa": OpenEXR.DWAA_COMPRESSION,
+    "dwab": OpenEXR.DWAB_COMPRESSION,
+    "zstd": OpenEXR.ZSTD_COMPRESSION,
+    "htj2k256": OpenEXR.HTJ2K256_COMPRESSION,
+    "htj2k32": OpenEXR.HTJ2K32_COMPRESSION,
+    "lj2k": OpenEXR.LJ2K_COMPRESSION,
+}
+# Other spellings users type (oiiotool says "htj2k"); they map to a name above.
+ALIASES = {"htj2k": "htj2k256", "no": "none", "deflate": "zip"}
+_NAME_OF = {code: name for name, code in COMPRESSIONS.items()}
+DEFAULT_COMPRESSION = "zip"
+EXR_TYPES = ("half", "float", "uint32")
+# The chlist attribute's pixel-type codes (OpenEXR PixelType: UINT, HALF, FLOAT).
+_CHLIST_TYPES = {0: "uint32", 1: "half", 2: "float"}
+MAGIC = b"\x76\x2f\x31\x01"
+# Parts after the first ride along in ImageMeta.header under this key, as a list of
+# {"name", "header", "planes"} dicts; the writer puts them back untouched. Never an EXR attribute.
+EXTRA_PARTS_KEY = "oxi:extraParts"
+# Header entries that describe the pixels rather than the picture: rebuilt from the planes on write.
+_DERIVED = ("channels", "chunkCount", EXTRA_PARTS_KEY)
+
+
+def set_threads(n: int) -> None:
+    """Threads OpenEXR uses to decode and encode chunks (its default, 0, is single-threaded)."""
+    OpenEXR.set_global_thread_count(max(1, int(n)))
+
+
+set_threads(os.cpu_count() or 1)
+
+
+def compression_code(name: str) -> OpenEXR.Compression:
+    """The codec for a user-given name (case-insensitive); UsageError listing the valid names."""
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    try:
+        return COMPRESSIONS[key]
+    except KeyError:
+        raise UsageError(f"unknown EXR compression {name!r}; use one of {', '.join(COMPRESSIONS)}") from None
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _native_messages() -> Iterator[list[str]]:
+    """Hold what OpenEXR prints while it works, so a failure reaches the user as one oxi line.
+
+    The C core writes errors to file descriptor 2 and the binding prints warnings to sys.stdout.
+    The lines are handed back to the caller, which puts the useful one in its error message.
+    """
+    lines: list[str] = []
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to hide
+        saved = None
+    with tempfile.TemporaryFile() as sink, contextlib.redirect_stdout(io.StringIO()) as out:
+        if saved is not None:
+            os.dup2(sink.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            if saved is not None:
+                os.dup2(saved, 2)
+                os.close(saved)
+            sink.seek(0)
+            lines.extend(sink.read().decode(errors="replace").splitlines())
+            lines.extend(out.getvalue().splitlines())
+
+
+def _detail(lines: list[str], error: BaseException | None) -> str:
+    """The most specific thing OpenEXR said: its error code and text, without the file name."""
+    for line in lines:
+        if "(EXR_ERR_" in line:
+            return line[line.index("(EXR_ERR_") :].strip()
+    for line in lines:
+        if line.strip():
+            return line.strip()
+    return str(error) if error is not None else "unknown error"
+
+
+def _check_magic(path: Path) -> None:
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head != MAGIC:
+        raise InputError(f"{path} is not an OpenEXR file (no EXR signature); check the file or its extension")
+
+
+def _open(path: Path, *, header_only: bool) -> OpenEXR.File:
+    """OpenEXR.File with every failure turned into an InputError naming the file and the cause."""
+    check_readable(path)
+    _check_magic(path)
+    error: BaseException | None = None
+    f = None
+    with _native_messages() as lines:
+        try:
+            f = OpenEXR.File(str(path), separate_channels=True, header_only=header_only)
+            parts = f.parts
+        except Exception as e:  # the binding raises RuntimeError / ValueError with terse text
+            error = e
+    # A part whose pixels fail to decode is dropped with a printed warning rather than an exception.
+    broken = any("Exception raised reading" in line for line in lines)
+    if error is not None or broken or not parts:
+        raise InputError(
+            f"{path}: the EXR file is truncated or corrupt ({_detail(lines, error)}); re-export or re-copy it"
+        )
+    return f
+
+
+def _refuse_unsupported(path: Path, part: Any, index: int) -> None:
+    if part.type() in (OpenEXR.deepscanline, OpenEXR.deeptile):
+        raise InputError(f"{path}: part {index} holds deep data, which oxi cannot process; flatten it first")
+    for name, channel in part.channels.items():
+        if channel.xSampling != 1 or channel.ySampling != 1:
+            raise InputError(
+                f"{path}: channel {name} is subsampled ({channel.xSampling}x{channel.ySampling}), "
+                "which oxi cannot process; convert it to full-resolution RGB first"
+            )
+
+
+def _clean_header(header: dict[str, Any]) -> dict[str, Any]:
+    # dict() copies: the binding empties its own header dict when the file closes (NOTES §3).
+    return {k: v for k, v in dict(header).items() if k not in _DERIVED}
+
+
+def _window_size(header: dict[str, Any]) -> tuple[int, int]:
+    lo, hi = header["dataWindow"]
+    return int(hi[0] - lo[0] + 1), int(hi[1] - lo[1] + 1)
+
+
+def read(path: Path) -> Image:
+    """Decode the first part's pixels; later parts are carried in meta.header[EXTRA_PARTS_KEY]."""
+    f = _open(path, header_only=False)
+    parts = f.parts
+    for i, part in enumerate(parts):
+        _refuse_unsupported(path, part, i)
+    first = parts[0]
+    header = _clean_header(first.header)
+    channels = first.channels
+    planes = {name: channels[name].pixels for name in ordered_channels(list(channels))}
+    if len(parts) > 1:
+        header[EXTRA_PARTS_KEY] = [
+            {
+                "name": p.name(),
+                "header": _clean_header(p.header),
+                "planes": {name: ch.pixels for name, ch in p.channels.items()},
+            }
+            for p in parts[1:]
+        ]
+    width, height = _window_size(header)
+    meta = ImageMeta(
+        format="exr",
+        pixel_types={name: pixel_type_of(plane) for name, plane in planes.items()},
+        compression=_NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION),
+        header=header,
+    )
+    return Image(width, height, planes, meta)
+
+
+def _read_cstring(f: io.BufferedReader) -> str:
+    out = bytearray()
+    while (b := f.read(1)) not in (b"", b"\0"):
+        out += b
+    return out.decode("latin-1")
+
+
+def _channel_types(path: Path) -> dict[str, str]:
+    """Channel name -> pixel type from the first header's chlist, without decoding any pixels.
+
+    OpenEXR.File(header_only=True) lists channel names but not their types, and the legacy API that
+    does is deprecated; the chlist layout is fixed by the file-format spec, so read it directly.
+    """
+    with open(path, "rb") as f:
+        f.seek(8)  # magic number and version/flags
+        while name := _read_cstring(f):
+            kind = _read_cstring(f)
+            size = int.from_bytes(f.read(4), "little", signed=True)
+            if name != "channels" or kind != "chlist":
+                f.seek(size, os.SEEK_CUR)
+                continue
+            data = f.read(size)
+            types: dict[str, str] = {}
+            pos = 0
+            while pos < len(data) and data[pos] != 0:
+                end = data.index(b"\0", pos)
+                channel = data[pos:end].decode("latin-1")
+                code = int.from_bytes(data[end + 1 : end + 5], "little", signed=True)
+                types[channel] = _CHLIST_TYPES.get(code, "float")
+                pos = end + 1 + 16  # pixel type, pLinear + 3 reserved bytes, x and y sampling
+            return types
+    raise InputError(f"{path}: the EXR header has no channel list; the file is corrupt")
+
+
+def read_spec(path: Path) -> ImageSpec:
+    """Size, channels and header of the first part, reading only the header."""
+    f = _open(path, header_only=True)
+    header = _clean_header(f.parts[0].header)
+    types = _channel_types(path)
+    names = ordered_channels(list(types))
+    width, height = _window_size(header)
+    meta = ImageMeta(
+        format="exr",
+        pixel_types={name: types[name] for name in names},
+        compression=_NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION),
+        header=header,
+    )
+    return ImageSpec(width, height, names, meta)
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+
+def _round(x: float) -> int:
+    return math.floor(x + 0.5)
+
+
+def _box(x0: int, y0: int, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    return (np.array([x0, y0], dtype=np.int32), np.array([x0 + width - 1, y0 + height - 1], dtype=np.int32))
+
+
+def scaled_windows(header: dict[str, Any], width: int, height: int) -> tuple[tuple, tuple]:
+    """Data and display windows for an image of `width` x `height` written with `header`'s windows.
+
+    Same size as the header's data window: both windows kept. A new size (a resize) scales both
+    windows by new/old data-window size, origins included (oiiotool's --resize does the same); a
+    display window that equalled the data window still equals it.
+    """
+    if "dataWindow" not in header:
+        box = _box(0, 0, width, height)
+        return box, box
+    data = header["dataWindow"]
+    display = header.get("displayWindow", data)
+    old_w, old_h = _window_size(header)
+    if (old_w, old_h) == (width, height):
+        return data, display
+    sx, sy = width / old_w, height / old_h
+    (dx0, dy0), (dx1, dy1) = display
+    new_data = _box(_round(data[0][0] * sx), _round(data[0][1] * sy), width, height)
+    new_display = _box(
+        _round(dx0 * sx),
+        _round(dy0 * sy),
+        max(1, _round((dx1 - dx0 + 1) * sx)),
+        max(1, _round((dy1 - dy0 + 1) * sy)),
+    )
+    return new_data, new_display
+
+
+def _single_level(tiles: Any) -> Any:
+    """Only level 0 of a mip/rip-mapped file is processed, so write a one-level tiled file."""
+    if tiles.mode == OpenEXR.ONE_LEVEL:
+        return tiles
+    one = OpenEXR.TileDescription()
+    one.xSize, one.ySize = tiles.xSize, tiles.ySize
+    one.mode, one.roundingMode = OpenEXR.ONE_LEVEL, tiles.roundingMode
+    return one
+
+
+def _planes_for_exr(image: Image) -> dict[str, np.ndarray]:
+    planes = {}
+    for name, plane in image.planes.items():
+        kind = image.meta.pixel_types.get(name) or pixel_type_of(plane)
+        if kind not in EXR_TYPES:
+            raise UsageError(
+                f"EXR stores half, float or uint32 channels, not {kind} (channel {name}); use --out-type half or float"
+            )
+        planes[name] = cast_plane(plane, kind)
+    return planes
+
+
+def write(image: Image, path: Path, compression: str | None = None) -> None:
+    """Write `image` as EXR at `path` (the caller's temporary), like the file it came from."""
+    if not image.planes:
+        raise UsageError("the image has no channels to write")
+    meta = image.meta
+    source = meta.header if meta.format == "exr" else {}
+    header = {k: v for k, v in source.items() if k not in _DERIVED}
+    if compression is None:
+        compression = meta.compression if meta.format == "exr" and meta.compression else DEFAULT_COMPRESSION
+    header["compression"] = compression_code(compression)
+    header["dataWindow"], header["displayWindow"] = scaled_windows(source, image.width, image.height)
+    header.setdefault("type", OpenEXR.scanlineimage)
+    if "tiles" in header:
+        header["tiles"] = _single_level(header["tiles"])
+    planes = _planes_for_exr(image)
+    for name, plane in planes.items():
+        if plane.shape != (image.height, image.width):
+            raise UsageError(f"channel {name} is {plane.shape[1]}x{plane.shape[0]}, not {image.width}x{image.height}")
+    extra = source.get(EXTRA_PARTS_KEY) or []
+    error: BaseException | None = None
+    with _native_messages() as lines:
+        try:
+            if extra:
+                # displayWindow is shared by every part (OpenEXR refuses files where they differ).
+                parts = [OpenEXR.Part(header, planes, header.get("name", "part0"))]
+                for p in extra:
+                    parts.append(
+                        OpenEXR.Part({**p["header"], "displayWindow": header["displayWindow"]}, p["planes"], p["name"])
+                    )
+                OpenEXR.File(parts).write(str(path))
+            else:
+                OpenEXR.File(header, planes).write(str(path))
+        except Exception as e:
+            error = e
+    if error is not None:
+        # write_image() turns this into one ProcessingError line naming the output, not the temporary.
+        raise RuntimeError(_detail(lines, error)) from error

@@ -1,0 +1,328 @@
+"""PNG (libpng via imagecodecs), TIFF (tifffile) and JPEG (imageio) files as gray/RGB(A) planes."""
+
+from __future__ import annotations
+
+import logging
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oxi_cli.errors import InputError, UsageError
+from oxi_cli.image import PIXEL_DTYPES, Image, ImageMeta
+from oxi_cli.io.common import ImageSpec, check_readable, convert_plane, pixel_type_of
+
+# Channel names by sample count; the writers look for these (R, G, B [, A] or Y [, A]).
+NAMES_BY_COUNT = {1: ["Y"], 2: ["Y", "A"], 3: ["R", "G", "B"], 4: ["R", "G", "B", "A"]}
+# Pixel types each format can hold, and what to tell a user who asks for another.
+STORABLE = {
+    "png": ("uint8", "uint16"),
+    "tiff": ("uint8", "uint16", "float"),
+    "jpeg": ("uint8",),
+}
+LABEL = {"png": "PNG", "tiff": "TIFF", "jpeg": "JPEG"}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# zlib level 3: 16-bit 4K RGBA in ~3 s instead of ~8 s at level 6, for ~2 % larger files.
+PNG_LEVEL = 3
+JPEG_QUALITY = 95
+# Names --compression accepts for TIFF -> tifffile's codec name (None = uncompressed).
+TIFF_COMPRESSIONS: dict[str, str | None] = {
+    "none": None,
+    "deflate": "adobe_deflate",
+    "lzw": "lzw",
+    "packbits": "packbits",
+    "zstd": "zstd",
+    "lzma": "lzma",
+}
+TIFF_ALIASES = {"zip": "deflate", "adobe_deflate": "deflate", "no": "none"}
+DEFAULT_TIFF_COMPRESSION = "deflate"
+
+# tifffile reports damaged files by raising; its log lines would only add noise to oxi's one-line errors.
+logging.getLogger("tifffile").addHandler(logging.NullHandler())
+logging.getLogger("tifffile").propagate = False
+
+
+def _names(count: int) -> list[str]:
+    if count in NAMES_BY_COUNT:
+        return NAMES_BY_COUNT[count]
+    return [*NAMES_BY_COUNT[4], *(f"extra{i}" for i in range(4, count))]
+
+
+def _image(format: str, pixels: np.ndarray, planar: bool = False, **meta: Any) -> Image:
+    """Planes as views of the decoded array: one (H, W) view per sample, no copies."""
+    if pixels.ndim == 2:
+        planes = {"Y": pixels}
+    else:
+        count = pixels.shape[0] if planar else pixels.shape[-1]
+        views = [pixels[i] if planar else pixels[..., i] for i in range(count)]
+        planes = dict(zip(_names(count), views, strict=True))
+    height, width = next(iter(planes.values())).shape
+    types = {name: pixel_type_of(plane) for name, plane in planes.items()}
+    return Image(width, height, planes, ImageMeta(format=format, pixel_types=types, **meta))
+
+
+def _corrupt(path: Path, label: str, error: BaseException) -> InputError:
+    return InputError(f"{path}: not a valid {label} file or it is truncated ({error}); re-export or re-copy it")
+
+
+# --- which planes an output gets ---------------------------------------------------------------------
+
+
+def output_layout(image: Image, format: str) -> tuple[list[str], str]:
+    """The channels `format` writes (RGB[A] or Y[A]; other layers are dropped) and their one pixel type."""
+    label = LABEL[format]
+    have = image.planes
+    alpha = ["A"] if "A" in have and format != "jpeg" else []
+    if all(c in have for c in ("R", "G", "B")):
+        names = ["R", "G", "B", *alpha]
+    elif "Y" in have:
+        names = ["Y", *alpha]
+    elif len(have) == 1:
+        names = list(have)
+    else:
+        raise UsageError(f"{label} holds gray, gray+alpha, RGB or RGBA; this image has channels {', '.join(have)}")
+    first = names[0]
+    kind = image.meta.pixel_types.get(first) or pixel_type_of(have[first])
+    storable = STORABLE[format]
+    if kind not in storable:
+        choices = " or ".join(storable)
+        raise UsageError(f"{label} stores {choices}, not {kind}; use --out-type {choices}")
+    return names, kind
+
+
+def interleave(image: Image, names: list[str], kind: str) -> np.ndarray:
+    """One (H, W, C) array (or (H, W) for one channel) of `kind`, filled plane by plane: one copy."""
+    if len(names) == 1:
+        return np.ascontiguousarray(convert_plane(image.planes[names[0]], kind))
+    out = np.empty((image.height, image.width, len(names)), dtype=PIXEL_DTYPES[kind])
+    for i, name in enumerate(names):
+        out[..., i] = convert_plane(image.planes[name], kind)
+    return out
+
+
+def _no_compression_option(format: str, compression: str | None) -> None:
+    if compression is not None:
+        raise UsageError(f"--compression applies to EXR and TIFF outputs, not {LABEL[format]}")
+
+
+# --- PNG ---------------------------------------------------------------------------------------------
+
+
+def _png_bytes(path: Path) -> bytes:
+    check_readable(path)
+    data = path.read_bytes()
+    if not data.startswith(PNG_SIGNATURE):
+        raise InputError(f"{path} is not a PNG file (no PNG signature); check the file or its extension")
+    return data
+
+
+def read_png(path: Path) -> Image:
+    import imagecodecs
+
+    data = _png_bytes(path)
+    try:
+        pixels = imagecodecs.png_decode(data)  # palettes and tRNS expand to RGB(A); 1-4 bit to uint8
+    except Exception as e:
+        raise _corrupt(path, "PNG", e) from None
+    return _image("png", pixels)
+
+
+def read_png_spec(path: Path) -> ImageSpec:
+    """From IHDR (and tRNS, which adds an alpha channel on decode), reading no pixel data."""
+    check_readable(path)
+    with open(path, "rb") as f:
+        head = f.read(33)
+        if not head.startswith(PNG_SIGNATURE) or head[12:16] != b"IHDR":
+            raise InputError(f"{path} is not a PNG file (no PNG signature); check the file or its extension")
+        width, height, depth, color = struct.unpack(">IIBB", head[16:26])
+        transparency = False
+        f.seek(33)
+        while chunk := f.read(8):
+            if len(chunk) < 8:
+                break
+            size, kind = struct.unpack(">I4s", chunk)
+            if kind in (b"IDAT", b"IEND"):
+                break
+            transparency |= kind == b"tRNS"
+            f.seek(size + 4, 1)  # data and CRC
+    samples = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}.get(color)
+    if samples is None:
+        raise InputError(f"{path}: PNG colour type {color} is invalid; the file is corrupt")
+    if transparency and samples in (1, 3):
+        samples += 1
+    kind = "uint16" if depth == 16 else "uint8"
+    names = _names(samples)
+    meta = ImageMeta(format="png", pixel_types=dict.fromkeys(names, kind))
+    return ImageSpec(width, height, names, meta)
+
+
+def write_png(image: Image, path: Path, compression: str | None = None) -> None:
+    import imagecodecs
+
+    _no_compression_option("png", compression)
+    names, kind = output_layout(image, "png")
+    path.write_bytes(imagecodecs.png_encode(interleave(image, names, kind), level=PNG_LEVEL))
+
+
+# --- TIFF --------------------------------------------------------------------------------------------
+
+
+def _tiff_page(tif: Any, path: Path) -> Any:
+    import tifffile
+
+    page = tif.pages.first
+    photometric = tifffile.PHOTOMETRIC
+    if page.photometric not in (photometric.MINISBLACK, photometric.RGB):
+        raise InputError(
+            f"{path}: TIFF photometric {page.photometric.name} is not supported; save it as RGB or grayscale"
+        )
+    if page.dtype not in (np.uint8, np.uint16, np.float16, np.float32, np.float64):
+        raise InputError(f"{path}: TIFF samples of type {page.dtype} are not supported; use 8/16-bit integer or float")
+    return page
+
+
+def _tiff_compression_name(page: Any) -> str:
+    name = page.compression.name.lower()
+    return {"adobe_deflate": "deflate"}.get(name, name)
+
+
+def _tiff_header(page: Any) -> dict[str, Any]:
+    """What a TIFF output takes over from a TIFF input besides codec and types."""
+    header: dict[str, Any] = {"predictor": int(page.predictor)}
+    if page.extrasamples:
+        header["extrasamples"] = [int(v) for v in page.extrasamples]
+    tags = page.tags
+    if "XResolution" in tags and "YResolution" in tags:
+        header["resolution"] = (tags["XResolution"].value, tags["YResolution"].value)
+        header["resolutionunit"] = int(tags["ResolutionUnit"].value) if "ResolutionUnit" in tags else 2
+    if page.iccprofile:
+        header["iccprofile"] = bytes(page.iccprofile)
+    return header
+
+
+def _open_tiff(path: Path) -> Any:
+    import tifffile
+
+    check_readable(path)
+    try:
+        return tifffile.TiffFile(path)
+    except Exception as e:
+        if "not a TIFF file" in str(e):
+            raise InputError(
+                f"{path} is not a TIFF file (no TIFF signature); check the file or its extension"
+            ) from None
+        raise _corrupt(path, "TIFF", e) from None
+
+
+def read_tiff(path: Path) -> Image:
+    """The first page (first image of a multi-page TIFF); float64 narrows to float32."""
+    with _open_tiff(path) as tif:
+        page = _tiff_page(tif, path)
+        try:
+            pixels = page.asarray()
+        except Exception as e:
+            raise _corrupt(path, "TIFF", e) from None
+        if pixels.dtype == np.float64:
+            pixels = pixels.astype(np.float32)
+        planar = page.planarconfig.name == "SEPARATE" and page.samplesperpixel > 1
+        return _image("tiff", pixels, planar, compression=_tiff_compression_name(page), header=_tiff_header(page))
+
+
+def read_tiff_spec(path: Path) -> ImageSpec:
+    with _open_tiff(path) as tif:
+        page = _tiff_page(tif, path)
+        names = _names(page.samplesperpixel)
+        kind = "float" if page.dtype == np.float64 else pixel_type_of(np.empty(0, page.dtype))
+        meta = ImageMeta(
+            format="tiff",
+            pixel_types=dict.fromkeys(names, kind),
+            compression=_tiff_compression_name(page),
+            header=_tiff_header(page),
+        )
+        return ImageSpec(page.imagewidth, page.imagelength, names, meta)
+
+
+def tiff_codec(name: str) -> str | None:
+    """tifffile's codec for a user-given name; UsageError listing the valid names."""
+    key = name.strip().lower()
+    key = TIFF_ALIASES.get(key, key)
+    if key not in TIFF_COMPRESSIONS:
+        raise UsageError(f"unknown TIFF compression {name!r}; use one of {', '.join(TIFF_COMPRESSIONS)}")
+    return TIFF_COMPRESSIONS[key]
+
+
+def write_tiff(image: Image, path: Path, compression: str | None = None) -> None:
+    import tifffile
+
+    names, kind = output_layout(image, "tiff")
+    meta = image.meta
+    source = meta.header if meta.format == "tiff" else {}
+    if compression is None:
+        same = meta.compression if meta.format == "tiff" else None
+        # A codec oxi can't write (JPEG-in-TIFF, ...) becomes the lossless default.
+        compression = same if same in TIFF_COMPRESSIONS else DEFAULT_TIFF_COMPRESSION
+    codec = tiff_codec(compression)
+    options: dict[str, Any] = {}
+    if codec is not None and source.get("predictor", 1) > 1:
+        options["predictor"] = True  # tifffile picks horizontal or floating-point by dtype
+    if "A" in names:
+        # EXR alpha is premultiplied (associated); PNG's is not. A TIFF input says which it had.
+        default = 1 if meta.format == "exr" else 2
+        options["extrasamples"] = source.get("extrasamples", [default])[:1]
+    for key in ("resolution", "resolutionunit", "iccprofile"):
+        if key in source:
+            options[key] = source[key]
+    tifffile.imwrite(
+        path,
+        interleave(image, names, kind),
+        photometric="rgb" if len(names) >= 3 else "minisblack",
+        planarconfig="contig",
+        compression=codec,
+        metadata=None,  # no tifffile JSON in ImageDescription
+        software="oxi",
+        **options,
+    )
+
+
+# --- JPEG --------------------------------------------------------------------------------------------
+
+
+def _jpeg_mode(path: Path) -> str:
+    import imageio.v3 as iio
+
+    check_readable(path)
+    try:
+        return iio.immeta(path, plugin="pillow", extension=".jpg")["mode"]
+    except Exception as e:
+        raise InputError(f"{path}: not a valid JPEG file ({e}); check the file or its extension") from None
+
+
+def read_jpeg(path: Path) -> Image:
+    """8-bit gray or RGB; CMYK and other modes convert to RGB."""
+    import imageio.v3 as iio
+
+    mode = _jpeg_mode(path)
+    try:
+        pixels = iio.imread(path, plugin="pillow", extension=".jpg", mode=None if mode in ("L", "RGB") else "RGB")
+    except Exception as e:
+        raise _corrupt(path, "JPEG", e) from None
+    return _image("jpeg", pixels)
+
+
+def read_jpeg_spec(path: Path) -> ImageSpec:
+    import imageio.v3 as iio
+
+    mode = _jpeg_mode(path)
+    props = iio.improps(path, plugin="pillow", extension=".jpg")
+    names = _names(1 if mode == "L" else 3)
+    height, width = props.shape[:2]
+    return ImageSpec(width, height, names, ImageMeta(format="jpeg", pixel_types=dict.fromkeys(names, "uint8")))
+
+
+def write_jpeg(image: Image, path: Path, compression: str | None = None) -> None:
+    import imageio.v3 as iio
+
+    _no_compression_option("jpeg", compression)
+    names, kind = output_layout(image, "jpeg")
+    iio.imwrite(path, interleave(image, names, kind), plugin="pillow", extension=".jpg", quality=JPEG_QUALITY)
