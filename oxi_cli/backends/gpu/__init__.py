@@ -1,0 +1,1 @@
+"""The wgpu GPU backend: WGSL compute shaders on Vulkan / Metal / D3D12 / OpenGL adapters."""

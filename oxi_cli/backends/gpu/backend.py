@@ -1,0 +1,614 @@
+"""WgpuBackend: the Backend protocol on wgpu storage buffers, every op a WGSL compute dispatch."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import wgpu
+
+from oxi_cli.backends.base import DeviceLimits
+from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
+from oxi_cli.backends.gpu.shaders import PipelineCache
+from oxi_cli.errors import BackendUnavailable, ProcessingError
+from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops.resize import axis_weights
+
+# Offsets of bound windows are multiples of this: the largest min-storage-buffer-offset-alignment
+# WebGPU allows, so it is valid on every adapter.
+ALIGN = 256
+WORKGROUP = 256
+MAX_GROUPS = 65535
+MAX_DIM = 1 << 20
+# Staging buffers (two each way, used in turn) bound the extra host memory of a transfer.
+STAGING_BYTES = 64 << 20
+TABLE_SLABS = 4  # lut3d.wgsl binds a table as up to four windows
+_ELEMENT = {True: 16, False: 4}  # bytes of one shader element: vec4<f32> or f32
+_STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+
+
+def _round_up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+@dataclass(eq=False)
+class GpuImage:
+    """A float32 (H, W, C) image in one device buffer, pixels row-major, channels interleaved."""
+
+    buffer: Any
+    shape: tuple[int, int, int]
+
+    @property
+    def nbytes(self) -> int:
+        h, w, c = self.shape
+        return h * w * c * 4
+
+    def release(self) -> None:
+        """Free the device memory now rather than when the handle is collected."""
+        self.buffer.destroy()
+
+
+@dataclass
+class _Context:
+    """One opened adapter: its device and compiled pipelines, shared by every backend in the process."""
+
+    info: AdapterInfo
+    device: Any
+    pipelines: PipelineCache
+
+
+_CONTEXTS: dict[int, _Context] = {}
+# Limits requested at the adapter's own values: the defaults cap a buffer at 256 MiB.
+_OWN_LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage")
+
+
+def open_adapter(index: int) -> _Context:
+    """Open adapter `index` once per process (device requested with the adapter's own limits)."""
+    ctx = _CONTEXTS.get(index)
+    if ctx is not None:
+        return ctx
+    adapters = raw_adapters()
+    if not 0 <= index < len(adapters):
+        raise BackendUnavailable(
+            f"--device {index} does not exist: wgpu found {len(adapters)} adapter(s); see `oxi probe`"
+        )
+    adapter = adapters[index]
+    info = describe(index, adapter)
+    try:
+        device = adapter.request_device_sync(
+            label="oxi", required_limits={k: adapter.limits[k] for k in _OWN_LIMITS}
+        )
+    except Exception as exc:  # wgpu raises plain RuntimeError/GPUError subclasses here
+        raise BackendUnavailable(
+            f"GPU adapter {index} ({info.name}) could not be opened: {_one_line(exc)}; use --backend cpu"
+        ) from exc
+    ctx = _CONTEXTS[index] = _Context(info, device, PipelineCache(device))
+    return ctx
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] or type(exc).__name__
+
+
+def _gpu_errors(method: Callable) -> Callable:
+    """Device loss, out-of-memory and driver failures become one-line ProcessingErrors (exit 1)."""
+
+    @functools.wraps(method)
+    def wrapper(self: WgpuBackend, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except wgpu.GPUError as exc:
+            raise ProcessingError(
+                f"GPU {self.adapter.name} failed in {method.__name__}: {_one_line(exc)}; "
+                "retry with --backend cpu"
+            ) from exc
+
+    return wrapper
+
+
+class WgpuBackend:
+    """Handles are GpuImage device buffers; colour ops run in place on `dst` after a copy when src != dst.
+
+    `window_bytes` caps how much of a buffer one dispatch binds (default: the device's storage binding
+    limit, 128 MiB on lavapipe); tests lower it to run the windowed paths on small images.
+    `table_window_bytes` does the same for 3D LUT tables, `staging_bytes` for transfer chunks.
+    """
+
+    name = "gpu"
+
+    def __init__(
+        self,
+        adapter: int | None = None,
+        *,
+        window_bytes: int | None = None,
+        table_window_bytes: int | None = None,
+        staging_bytes: int = STAGING_BYTES,
+    ) -> None:
+        if adapter is None:
+            from oxi_cli.backends.gpu.device import best, list_adapters
+
+            chosen = best(list_adapters(), gpu_only=False)
+            if chosen is None:
+                raise BackendUnavailable("no GPU adapter found; run `oxi probe` to see what is missing")
+            adapter = chosen.index
+        self._ctx = open_adapter(adapter)
+        self.adapter: AdapterInfo = self._ctx.info
+        self.device = self._ctx.device
+        self.pipelines = self._ctx.pipelines
+        dev_limits = self.device.limits
+        binding = int(dev_limits["max-storage-buffer-binding-size"])
+        self._window = min(binding, window_bytes or binding) // ALIGN * ALIGN
+        self._table_window = min(binding, table_window_bytes or binding) // ALIGN * ALIGN
+        self._max_buffer = int(dev_limits["max-buffer-size"])
+        self._chunk = max(ALIGN, min(staging_bytes, self._window) // ALIGN * ALIGN)
+        self._up_stages: list[Any] = []
+        self._down_stages: list[Any] = []
+        self._scratch: dict[str, Any] = {}
+        self._tables: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()
+
+    # --- protocol: limits, memory, transfers -----------------------------------------------------------
+
+    def limits(self) -> DeviceLimits:
+        total = self.adapter.memory or self._max_buffer
+        return DeviceLimits(
+            max_buffer_bytes=self._max_buffer,
+            max_binding_bytes=self._window,
+            max_dim=MAX_DIM,
+            total_memory=total,
+            usable_memory=int(total * 0.6),
+            detected=self.adapter.memory is not None,
+        )
+
+    @_gpu_errors
+    def allocate(self, height: int, width: int, channels: int) -> GpuImage:
+        shape = (int(height), int(width), int(channels))
+        nbytes = math.prod(shape) * 4
+        if nbytes > self._max_buffer:
+            raise ProcessingError(
+                f"a {width}x{height}x{channels} float image ({nbytes / 2**30:.2f} GiB) exceeds the largest "
+                f"buffer of {self.adapter.name} ({self._max_buffer / 2**30:.2f} GiB); use --backend cpu"
+            )
+        return GpuImage(self._buffer(nbytes, _STORAGE, "image"), shape)
+
+    @_gpu_errors
+    def upload(self, pixels: np.ndarray) -> GpuImage:
+        """float16 arrays travel as half (half the bytes) and are widened on the device; others as float32."""
+        a = np.asarray(pixels)
+        if a.ndim != 3:
+            raise ProcessingError(f"expected an (H, W, C) image, got shape {a.shape}")
+        half = a.dtype == np.float16
+        a = np.ascontiguousarray(a, dtype=np.float16 if half else np.float32)
+        img = self.allocate(*a.shape)
+        data = a.reshape(-1).view(np.uint8)
+        if half:
+            raw = self._scratch_buffer("raw", self._chunk)
+            convert = self.pipelines.get("half.wgsl", PACK=False)
+
+            def sink(encoder: Any, stage: Any, start: int, size: int) -> None:
+                encoder.copy_buffer_to_buffer(stage, 0, raw, 0, _round_up(size, 4))
+                count = size // 2
+                cpass = encoder.begin_compute_pass()
+                self._dispatch(cpass, convert, {
+                    0: (raw, 0, _round_up(size, 4)),
+                    1: (img.buffer, start * 2, count * 4),
+                    2: self._uniform(np.array([count, 0, 0, 0], np.uint32)),
+                }, _round_up(count, 2) // 2)
+                cpass.end()
+
+            self._stream_up(data, self._chunk // 2 // ALIGN * ALIGN, sink)
+        else:
+
+            def sink(encoder: Any, stage: Any, start: int, size: int) -> None:
+                encoder.copy_buffer_to_buffer(stage, 0, img.buffer, start, _round_up(size, 4))
+
+            self._stream_up(data, self._chunk, sink)
+        return img
+
+    @_gpu_errors
+    def download(self, handle: GpuImage, out: np.ndarray | None = None) -> np.ndarray:
+        """float32 (H, W, C) by default; a float16 `out` is packed on the device and travels as half."""
+        if out is None:
+            out = np.empty(handle.shape, dtype=np.float32)
+        if tuple(out.shape) != handle.shape or out.dtype not in (np.float32, np.float16):
+            raise ProcessingError(
+                f"download target must be float32 or float16 of shape {handle.shape}, "
+                f"got {out.dtype} {out.shape}"
+            )
+        target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
+        data = target.reshape(-1).view(np.uint8)
+        if target.dtype == np.float16:
+            raw = self._scratch_buffer("raw", self._chunk)
+            convert = self.pipelines.get("half.wgsl", PACK=True)
+
+            def source(encoder: Any, stage: Any, start: int, size: int) -> None:
+                count = size // 2
+                cpass = encoder.begin_compute_pass()
+                self._dispatch(cpass, convert, {
+                    0: (handle.buffer, start * 2, count * 4),
+                    1: (raw, 0, _round_up(size, 4)),
+                    2: self._uniform(np.array([count, 0, 0, 0], np.uint32)),
+                }, _round_up(count, 2) // 2)
+                cpass.end()
+                encoder.copy_buffer_to_buffer(raw, 0, stage, 0, _round_up(size, 4))
+
+            self._stream_down(data, self._chunk // 2 // ALIGN * ALIGN, source)
+        else:
+
+            def source(encoder: Any, stage: Any, start: int, size: int) -> None:
+                encoder.copy_buffer_to_buffer(handle.buffer, start, stage, 0, _round_up(size, 4))
+
+            self._stream_down(data, self._chunk, source)
+        if target is not out:
+            np.copyto(out, target)
+        return out
+
+    # --- protocol: colour ops --------------------------------------------------------------------------
+
+    @_gpu_errors
+    def cdl(self, src: GpuImage, dst: GpuImage, op: Cdl) -> None:
+        params = np.zeros(16, np.float32)
+        params[0:3], params[4:7], params[8:11], params[12] = op.slope, op.offset, op.power, op.sat
+        self._color(src, dst, "cdl.wgsl", {"CLAMP": op.style == "asc"}, params.tobytes())
+
+    @_gpu_errors
+    def matrix(self, src: GpuImage, dst: GpuImage, op: Matrix, has_alpha: bool) -> None:
+        if has_alpha and src.shape[2] < 4:
+            raise ProcessingError(f"matrix with alpha needs 4 channels, the image has {src.shape[2]}")
+        params = np.concatenate([op.array.astype(np.float32).ravel(), np.asarray(op.offset, np.float32)])
+        self._color(src, dst, "matrix.wgsl", {"ALPHA": bool(has_alpha)}, params.tobytes())
+
+    @_gpu_errors
+    def lut1d(self, src: GpuImage, dst: GpuImage, op: Lut1d) -> None:
+        table = self._table(op, lambda: (self._data_buffer(op.table, "lut1d"), None))[0]
+        lo, scale = _domain(op)
+        params = _struct(lo, scale, np.array([op.size - 1], np.uint32))
+        self._color(src, dst, "lut1d.wgsl", {}, params, {2: (table, 0, table.size)})
+
+    @_gpu_errors
+    def lut3d(self, src: GpuImage, dst: GpuImage, op: Lut3d) -> None:
+        entries = op.size**3
+        slab = self._table_window // 12 // 64 * 64  # 64 entries = 768 bytes keeps slab offsets aligned
+        if entries > slab * TABLE_SLABS:
+            raise ProcessingError(
+                f"a {op.size}^3 LUT needs more than {TABLE_SLABS} bindings of {self._table_window >> 20} MiB "
+                f"on {self.adapter.name}; use --backend cpu"
+            )
+        slab = min(slab, entries)
+        table = self._table(op, lambda: (self._data_buffer(op.table, "lut3d"), None))[0]
+        bindings = {}
+        for s in range(TABLE_SLABS):
+            first = min(s, (entries - 1) // slab) * slab  # unused bindings repeat the last slab
+            size = min(slab, entries - first) * 12
+            bindings[2 + s] = (table, first * 12, size)
+        lo, scale = _domain(op)
+        params = _struct(lo, scale, np.array([op.size, slab], np.uint32))
+        spec = {"TETRA": op.interp == "tetrahedral"}
+        self._color(src, dst, "lut3d.wgsl", spec, params, bindings)
+
+    # --- protocol: spatial ops ---------------------------------------------------------------------------
+
+    @_gpu_errors
+    def resize(self, src: GpuImage, dst: GpuImage, op: Resize) -> None:
+        (sh, sw, c), (dh, dw, dc) = src.shape, dst.shape
+        if dc != c:
+            raise ProcessingError(f"resize keeps the channel count: source has {c}, destination {dc}")
+        ys = self._axis(op.filter, sh, dh)
+        xs = self._axis(op.filter, sw, dw)
+
+        def taps(axis: tuple) -> Callable[[int, int, int, int], tuple[int, int]]:
+            index, count, *_ = axis
+
+            def bounds(o0: int, o1: int, t0: int, t1: int) -> tuple[int, int]:
+                n = np.minimum(count[o0:o1], t1)
+                live = n > t0
+                if not live.any():
+                    return 0, 0
+                lo = index[o0:o1, t0][live].min()
+                hi = index[np.arange(o0, o1)[live], n[live] - 1].max() + 1
+                return int(lo), int(hi)
+
+            return bounds
+
+        index, count = ys[0], ys[1]
+        single = int((index[np.arange(dh), count - 1] - index[:, 0]).max()) + 1
+        self._separable(
+            src, dst, "resize.wgsl",
+            vertical=(ys[2], ys[2], single, taps(ys), ys[3]),
+            horizontal=(xs[2], xs[2], xs[3]),
+        )
+
+    @_gpu_errors
+    def blur(self, src: GpuImage, dst: GpuImage, op: Blur) -> None:
+        if dst.shape != src.shape:
+            raise ProcessingError(f"blur keeps the image size: source {src.shape}, destination {dst.shape}")
+        radius = op.radius
+        weights = self._table(("blur", op.sigma), lambda: (self._data_buffer(
+            op.weights().astype(np.float32), "blur weights"), None))[0]
+        h = src.shape[0]
+
+        def bounds(o0: int, o1: int, t0: int, t1: int) -> tuple[int, int]:
+            lo = min(max(o0 - radius + t0, 0), h - 1)
+            hi = min(max(o1 - 1 - radius + t1 - 1, 0), h - 1) + 1
+            return lo, hi
+
+        bind = {3: (weights, 0, weights.size)}
+        self._separable(
+            src, dst, "blur.wgsl",
+            vertical=(radius, 2 * radius + 1, min(2 * radius + 1, h), bounds, bind),
+            horizontal=(radius, 2 * radius + 1, bind),
+        )
+
+    # --- dispatch machinery ------------------------------------------------------------------------------
+
+    def _color(
+        self,
+        src: GpuImage,
+        dst: GpuImage,
+        shader: str,
+        spec: dict[str, Any],
+        params: bytes,
+        extra: dict[int, tuple[Any, int, int]] | None = None,
+    ) -> None:
+        h, w, c = src.shape
+        if c < 3:
+            raise ProcessingError(f"colour ops need R, G, B channels; the image has {c} channel(s)")
+        if dst.shape != src.shape:
+            raise ProcessingError(f"colour op source {src.shape} and destination {dst.shape} differ")
+        vec4 = c == 4
+        pipeline = self.pipelines.get(shader, VEC4=vec4, CH=c, **spec)
+        encoder = self.device.create_command_encoder()
+        if dst is not src:
+            encoder.copy_buffer_to_buffer(src.buffer, 0, dst.buffer, 0, _round_up(src.nbytes, 4))
+        px_bytes = c * 4
+        per_window = self._window // px_bytes // 64 * 64  # 64 pixels keep window offsets 256-aligned
+        if per_window == 0:
+            raise ProcessingError(f"the binding window ({self._window} bytes) is smaller than 64 pixels")
+        uniform = self._uniform(params)
+        cpass = encoder.begin_compute_pass()
+        pixels = h * w
+        for p0 in range(0, pixels, per_window):
+            n = min(per_window, pixels - p0)
+            bindings = {0: (dst.buffer, p0 * px_bytes, n * px_bytes), 1: uniform, **(extra or {})}
+            self._dispatch(cpass, pipeline, bindings, n)
+        cpass.end()
+        self.device.queue.submit([encoder.finish()])
+
+    def _separable(
+        self,
+        src: GpuImage,
+        dst: GpuImage,
+        shader: str,
+        vertical: tuple[int, int, int, Callable[[int, int, int, int], tuple[int, int]], dict],
+        horizontal: tuple[int, int, dict],
+    ) -> None:
+        """Vertical pass src -> scratch (H_out x W_src), then horizontal scratch -> dst (as the CPU does).
+
+        vertical = (aux, taps per output, widest source span of one output, bounds(o0, o1, t0, t1) ->
+        source rows [lo, hi) read by outputs o0..o1 through taps t0..t1, bindings);
+        horizontal = (aux, taps per output, bindings).
+        """
+        if dst is src:
+            raise ProcessingError(f"{shader.split('.')[0]} needs a destination apart from its source")
+        (sh, sw, c), (dh, dw, _) = src.shape, dst.shape
+        vec4 = c == 4
+        px = 1 if vec4 else c  # shader elements per pixel
+        elem = _ELEMENT[vec4]
+        spec = {"T": "vec4<f32>" if vec4 else "f32", "PX": px}
+        tmp = GpuImage(self._scratch_buffer("separable", dh * sw * c * 4), (dh, sw, c))
+        encoder = self.device.create_command_encoder()
+        cpass = encoder.begin_compute_pass()
+
+        v_aux, v_taps, single, bounds, v_bind = vertical
+        pipeline = self.pipelines.get(shader, VERTICAL=True, **spec)
+        row = sw * px
+        for o0, o1, t0, t1, lo, hi in self._vertical_plan(dh, v_taps, single, row * elem, bounds):
+            src_w = self._window_of(src.buffer, lo * row * elem, (hi - lo) * row * elem, elem)
+            dst_w = self._window_of(tmp.buffer, o0 * row * elem, (o1 - o0) * row * elem, elem)
+            ps = _pass(src_w[3], dst_w[3], sh, row, row, o0, lo, t0, t1, t0 > 0, (o1 - o0) * row, v_aux)
+            bindings = {0: src_w[:3], 1: dst_w[:3], 2: self._uniform(ps), **v_bind}
+            self._dispatch(cpass, pipeline, bindings, (o1 - o0) * row)
+
+        h_aux, _, h_bind = horizontal
+        pipeline = self.pipelines.get(shader, VERTICAL=False, **spec)
+        src_row, dst_row = sw * px, dw * px
+        rows = (self._window - ALIGN) // (max(src_row, dst_row) * elem)
+        if rows < 1:
+            raise ProcessingError(
+                f"one image row ({max(sw, dw)} pixels x {c} channels) exceeds the GPU binding window "
+                f"({self._window >> 20} MiB); use --backend cpu"
+            )
+        for y0 in range(0, dh, rows):
+            n = min(rows, dh - y0)
+            src_w = self._window_of(tmp.buffer, y0 * src_row * elem, n * src_row * elem, elem)
+            dst_w = self._window_of(dst.buffer, y0 * dst_row * elem, n * dst_row * elem, elem)
+            ps = _pass(src_w[3], dst_w[3], sw, dst_row, src_row, 0, 0, 0, 0, False, n * dst_row, h_aux)
+            bindings = {0: src_w[:3], 1: dst_w[:3], 2: self._uniform(ps), **h_bind}
+            self._dispatch(cpass, pipeline, bindings, n * dst_row)
+        cpass.end()
+        self.device.queue.submit([encoder.finish()])
+
+    def _vertical_plan(
+        self, n_out: int, taps: int, single: int, row_bytes: int,
+        bounds: Callable[[int, int, int, int], tuple[int, int]],
+    ) -> Iterator[tuple[int, int, int, int, int, int]]:
+        """Bands of output rows and chunks of taps whose source rows fit one binding window.
+
+        `single` is the widest span of source rows one output row reads. When it does not fit, taps run
+        in chunks; all bands of one chunk run before the next chunk, which adds onto what they left.
+        """
+        fit = (self._window - ALIGN) // row_bytes
+        if fit < 2:
+            raise ProcessingError(
+                f"two image rows ({row_bytes} bytes each) exceed the GPU binding window "
+                f"({self._window} bytes); use --backend cpu"
+            )
+        chunk = taps if single <= fit else fit // 2
+        for t0 in range(0, taps, chunk):
+            t1 = min(taps, t0 + chunk)
+            o0 = 0
+            while o0 < n_out:
+                # Largest band [o0, o1) whose source span fits (spans only grow with the band).
+                good, bad = o0 + 1, min(n_out, o0 + fit) + 1
+                while bad - good > 1:
+                    mid = (good + bad) // 2
+                    lo, hi = bounds(o0, mid, t0, t1)
+                    good, bad = (mid, bad) if hi - lo <= fit else (good, mid)
+                lo, hi = bounds(o0, good, t0, t1)
+                if hi <= lo:  # no live taps in this chunk: the dispatch only carries dst through
+                    lo, hi = 0, 1
+                yield o0, good, t0, t1, lo, hi
+                o0 = good
+
+    def _dispatch(self, cpass: Any, pipeline: Any, bindings: dict[int, tuple[Any, int, int]], threads: int) -> None:
+        entries = [
+            {"binding": b, "resource": {"buffer": buf, "offset": off, "size": size}}
+            for b, (buf, off, size) in bindings.items()
+        ]
+        group = self.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
+        groups = max(1, -(-threads // WORKGROUP))
+        gx = min(groups, MAX_GROUPS)
+        cpass.set_pipeline(pipeline)
+        cpass.set_bind_group(0, group)
+        cpass.dispatch_workgroups(gx, -(-groups // gx), 1)
+
+    def _window_of(self, buffer: Any, first: int, nbytes: int, elem: int) -> tuple[Any, int, int, int]:
+        """(buffer, aligned offset, size, element index of `first` inside the window)."""
+        off = first - first % ALIGN
+        size = min(_round_up(first + nbytes - off, 16), buffer.size - off)
+        if size > self._window:
+            raise AssertionError(f"window of {size} bytes planned over the {self._window} byte limit")
+        return buffer, off, size, (first - off) // elem
+
+    # --- buffers ------------------------------------------------------------------------------------------
+
+    def _buffer(self, nbytes: int, usage: int, label: str) -> Any:
+        return self.device.create_buffer(label=label, size=_round_up(max(nbytes, 16), 16), usage=usage)
+
+    def _scratch_buffer(self, key: str, nbytes: int) -> Any:
+        buf = self._scratch.get(key)
+        if buf is None or buf.size < nbytes:
+            buf = self._scratch[key] = self._buffer(nbytes, _STORAGE, f"scratch {key}")
+        return buf
+
+    def _data_buffer(self, array: np.ndarray, label: str) -> Any:
+        data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        padded = np.zeros(_round_up(max(data.size, 16), 16), np.uint8)
+        padded[: data.size] = data
+        return self.device.create_buffer_with_data(label=label, data=padded, usage=_STORAGE)
+
+    def _uniform(self, params: bytes | np.ndarray) -> tuple[Any, int, int]:
+        data = bytes(params) if isinstance(params, bytes) else np.ascontiguousarray(params).tobytes()
+        data += b"\0" * (_round_up(max(len(data), 16), 16) - len(data))
+        buf = self.device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.UNIFORM)
+        return buf, 0, len(data)
+
+    def _table(self, key: Any, make: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
+        """Device copies of LUTs and weights, kept for the last few ops so tiles don't re-upload them.
+
+        Ops with array fields compare by identity: the op itself is kept in the key so its id stays valid.
+        """
+        k = (key,) if not isinstance(key, tuple) else key
+        found = self._tables.get(k)
+        if found is None:
+            found = self._tables[k] = make()
+            while len(self._tables) > 8:
+                self._tables.popitem(last=False)
+        self._tables.move_to_end(k)
+        return found
+
+    def _axis(self, filter_name: str, src: int, dst: int) -> tuple:
+        """(index, count, aux, bindings) for one resize axis, from the same weights the CPU uses."""
+
+        def make() -> tuple[Any, Any]:
+            ax = axis_weights(filter_name, src, dst)
+            bind = {
+                3: _whole(self._data_buffer(ax.index.astype(np.int32), "resize index")),
+                4: _whole(self._data_buffer(ax.weight, "resize weights")),
+                5: _whole(self._data_buffer(ax.count.astype(np.uint32), "resize count")),
+            }
+            return ax, bind
+
+        ax, bind = self._table(("resize", filter_name, src, dst), make)
+        return ax.index, ax.count, int(ax.index.shape[1]), bind
+
+    def _stream_up(self, data: np.ndarray, chunk: int, sink: Callable[[Any, Any, int, int], None]) -> None:
+        """Copy `data` (bytes) to the device in chunks through two MAP_WRITE staging buffers used in turn."""
+        usage = wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC
+        stages = self._stages(self._up_stages, usage, chunk)
+        for k, start in enumerate(range(0, data.size, chunk)):
+            part = data[start : start + chunk]
+            stage = stages[k % 2]
+            stage.map_sync(wgpu.MapMode.WRITE)  # waits until the GPU has copied its previous contents
+            stage.write_mapped(part)
+            stage.unmap()
+            encoder = self.device.create_command_encoder()
+            sink(encoder, stage, start, part.size)
+            self.device.queue.submit([encoder.finish()])
+
+    def _stream_down(self, data: np.ndarray, chunk: int, source: Callable[[Any, Any, int, int], None]) -> None:
+        """Fill `data` (bytes) from the device; the next chunk's copy runs while this one is read out."""
+        usage = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+        stages = self._stages(self._down_stages, usage, chunk)
+        pending: deque[tuple[Any, int, int]] = deque()
+
+        def finish() -> None:
+            stage, start, size = pending.popleft()
+            span = _round_up(size, 4)
+            stage.map_sync(wgpu.MapMode.READ, 0, span)
+            view = stage.read_mapped(0, span, copy=False)
+            data[start : start + size] = np.frombuffer(view, np.uint8, count=size)
+            del view
+            stage.unmap()
+
+        for k, start in enumerate(range(0, data.size, chunk)):
+            if len(pending) == 2:
+                finish()
+            size = min(chunk, data.size - start)
+            stage = stages[k % 2]
+            encoder = self.device.create_command_encoder()
+            source(encoder, stage, start, size)
+            self.device.queue.submit([encoder.finish()])
+            pending.append((stage, start, size))
+        while pending:
+            finish()
+
+    def _stages(self, pool: list[Any], usage: int, chunk: int) -> list[Any]:
+        if not pool or pool[0].size < chunk:
+            pool[:] = [self._buffer(chunk, usage, "staging") for _ in range(2)]
+        return pool
+
+
+def _whole(buffer: Any) -> tuple[Any, int, int]:
+    return buffer, 0, buffer.size
+
+
+def _domain(op: Lut1d | Lut3d) -> tuple[np.ndarray, np.ndarray]:
+    """Domain minimum and index scale (N - 1) / (max - min), rounded to float32 as the CPU kernels get them."""
+    lo = np.asarray(op.domain_min, dtype=np.float32)
+    span = np.asarray(op.domain_max, np.float64) - np.asarray(op.domain_min, np.float64)
+    return lo, ((op.size - 1) / span).astype(np.float32)
+
+
+def _struct(*parts: np.ndarray) -> bytes:
+    """Uniform bytes: each 3-vector padded to a vec4 (16 bytes), scalars packed after."""
+    out = b""
+    for p in parts:
+        if p.dtype == np.float32 and p.size == 3:
+            p = np.append(p, np.float32(0))
+        out += p.tobytes()
+    return out
+
+
+def _pass(
+    src_base: int, dst_base: int, src_len: int, row_elems: int, src_row_elems: int, o0: int, lo: int,
+    t0: int, t1: int, accumulate: bool, total: int, aux: int,
+) -> bytes:
+    """The `Pass` uniform of separable.wgsl."""
+    fields = [src_base, dst_base, src_len, row_elems, src_row_elems, o0, lo, t0, t1, int(accumulate), total, aux]
+    return np.array(fields, dtype=np.uint32).tobytes()

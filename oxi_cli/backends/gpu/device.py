@@ -1,0 +1,164 @@
+"""Enumerate wgpu adapters, describe them, rank them for `auto`, and say what is missing when none exist."""
+
+from __future__ import annotations
+
+import ctypes.util
+import functools
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+# adapter_type as wgpu reports it -> oxi's kind.
+_KINDS = {"DiscreteGPU": "discrete", "IntegratedGPU": "integrated", "CPU": "software"}
+_SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "swiftshader", "softpipe", "microsoft basic render")
+# Native compute APIs before OpenGL, whose compute path is the weakest when the same device shows twice.
+_API_ORDER = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 1}
+SOFTWARE_HINT = (
+    "for a software adapter install Mesa's Vulkan driver (Debian/Ubuntu: apt-get install "
+    "mesa-vulkan-drivers libvulkan1); for a real GPU install its vendor's driver with Vulkan support"
+)
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """One adapter as `oxi probe` shows it; `index` is what `--device N` takes."""
+
+    index: int
+    name: str
+    api: str
+    kind: str  # discrete | integrated | software | unknown
+    driver: str
+    vendor_id: int
+    device_id: int
+    max_buffer: int
+    max_binding: int
+    max_workgroup_size: int
+    max_texture_3d: int
+    shader_f16: bool
+    memory: int | None  # bytes, where the platform tells; None when unknown
+
+    @property
+    def is_gpu(self) -> bool:
+        """A real GPU that `auto` may choose (software and unknown adapters never are)."""
+        return self.kind in ("discrete", "integrated")
+
+    def rank(self) -> tuple[int, int, int]:
+        """Smaller is better: discrete, integrated, unknown, software; native API before OpenGL."""
+        order = {"discrete": 0, "integrated": 1, "unknown": 2, "software": 3}[self.kind]
+        return order, _API_ORDER.get(self.api, 2), self.index
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@functools.lru_cache(maxsize=1)
+def raw_adapters() -> tuple[Any, ...]:
+    """wgpu's adapters in its own order (enumerated once per process: it costs 0.1-0.7 s)."""
+    import wgpu
+
+    return tuple(wgpu.gpu.enumerate_adapters_sync())
+
+
+def describe(index: int, adapter: Any) -> AdapterInfo:
+    info = adapter.info
+    limits = adapter.limits
+    name = str(info.get("device") or info.get("description") or "unknown adapter")
+    raw_type = str(info.get("adapter_type", "Unknown"))
+    kind = _KINDS.get(raw_type, "unknown")
+    if any(s in name.lower() for s in _SOFTWARE_NAMES):
+        kind = "software"
+    api = str(info.get("backend_type", "?"))
+    return AdapterInfo(
+        index=index,
+        name=name,
+        api=api,
+        kind=kind,
+        driver=str(info.get("description") or info.get("vendor") or ""),
+        vendor_id=int(info.get("vendor_id", 0) or 0),
+        device_id=int(info.get("device_id", 0) or 0),
+        max_buffer=int(limits["max-buffer-size"]),
+        max_binding=int(limits["max-storage-buffer-binding-size"]),
+        max_workgroup_size=int(limits["max-compute-invocations-per-workgroup"]),
+        max_texture_3d=int(limits["max-texture-dimension-3d"]),
+        shader_f16="shader-f16" in adapter.features,
+        memory=_memory(kind, name, int(info.get("vendor_id", 0) or 0), int(info.get("device_id", 0) or 0)),
+    )
+
+
+def list_adapters() -> list[AdapterInfo]:
+    """Every adapter wgpu finds; raises whatever wgpu raises when it cannot start at all."""
+    return [describe(i, a) for i, a in enumerate(raw_adapters())]
+
+
+def best(adapters: list[AdapterInfo], gpu_only: bool) -> AdapterInfo | None:
+    """The adapter `auto` (gpu_only=True) or `--backend gpu` (any kind) would use."""
+    pool = [a for a in adapters if a.is_gpu] if gpu_only else list(adapters)
+    return min(pool, key=AdapterInfo.rank, default=None)
+
+
+def may_have_hardware_gpu() -> bool:
+    """False only when this Linux machine has no GPU device node, so `auto` can skip wgpu's slow start."""
+    if not sys.platform.startswith("linux"):
+        return True
+    nodes = ("/dev/dri/renderD*", "/dev/nvidia[0-9]*", "/dev/dxg", "/dev/kfd")
+    return any(glob.glob(pattern) for pattern in nodes)
+
+
+def missing_pieces() -> list[str]:
+    """What stops wgpu from finding any adapter here, each with the way to get it."""
+    problems = []
+    try:
+        import wgpu  # noqa: F401
+    except ImportError as exc:
+        return [f"the wgpu package cannot be imported ({exc}): pip install 'wgpu>=0.32,<0.33'"]
+    if sys.platform.startswith("linux"):
+        if ctypes.util.find_library("vulkan") is None:
+            problems.append("no Vulkan loader (libvulkan.so.1): Debian/Ubuntu apt-get install libvulkan1")
+        icd_dirs = ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d")
+        has_icd = os.environ.get("VK_DRIVER_FILES") or os.environ.get("VK_ICD_FILENAMES")
+        if not has_icd and not any(glob.glob(f"{d}/*.json") for d in icd_dirs):
+            problems.append(f"no Vulkan driver (ICD) installed: {SOFTWARE_HINT}")
+    return problems
+
+
+def _memory(kind: str, name: str, vendor_id: int, device_id: int) -> int | None:
+    """Device memory in bytes where the platform exposes it (wgpu itself does not)."""
+    if kind == "software":
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return None
+    for card in glob.glob("/sys/class/drm/card*/device"):
+        try:
+            vendor = int(Path(card, "vendor").read_text(), 16)
+            device = int(Path(card, "device").read_text(), 16)
+            if (vendor, device) == (vendor_id, device_id):
+                return int(Path(card, "mem_info_vram_total").read_text())
+        except (OSError, ValueError):
+            continue
+    if vendor_id == 0x10DE:
+        return _nvidia_memory(name)
+    return None
+
+
+def _nvidia_memory(name: str) -> int | None:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.splitlines():
+        gpu_name, _, mib = line.rpartition(",")
+        if gpu_name.strip() and gpu_name.strip() in name and mib.strip().isdigit():
+            return int(mib) * 1024 * 1024
+    return None

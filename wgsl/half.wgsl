@@ -1,0 +1,81 @@
+// half.wgsl: half-float transfer conversion; PACK turns f32 into IEEE halves two to a u32
+// (round to nearest even, overflow to Inf, NaN kept: bit for bit as numpy's astype(float16)),
+// otherwise halves two to a u32 are unpacked into f32 (exact).
+#include "common.wgsl"
+
+struct Params {
+    count: u32,  // f32 elements in this window
+};
+@group(0) @binding(2) var<uniform> prm: Params;
+
+$$ if PACK
+@group(0) @binding(0) var<storage, read> vals: array<f32>;
+@group(0) @binding(1) var<storage, read_write> raw: array<u32>;
+
+// Integer-only conversion so every driver rounds the same way (WGSL leaves pack2x16float's rounding
+// and its overflow result to the implementation).
+fn half_bits(x: f32) -> u32 {
+    let f = bitcast<u32>(x);
+    let sign = (f >> 16u) & 0x8000u;
+    let fexp = f & 0x7f800000u;
+    let fsig = f & 0x007fffffu;
+    if (fexp >= 0x47800000u) {
+        if (fexp == 0x7f800000u && fsig != 0u) {
+            var nan = 0x7c00u + (fsig >> 13u);
+            if (nan == 0x7c00u) {
+                nan = 0x7c01u;
+            }
+            return sign | nan;
+        }
+        return sign | 0x7c00u;
+    }
+    if (fexp <= 0x38000000u) {
+        if (fexp < 0x33000000u) {
+            return sign;
+        }
+        var sig = (0x00800000u + fsig) >> (113u - (fexp >> 23u));
+        if ((sig & 0x3fffu) != 0x1000u || (f & 0x7ffu) != 0u) {
+            sig += 0x1000u;
+        }
+        return sign + (sig >> 13u);
+    }
+    var sig = fsig;
+    if ((sig & 0x3fffu) != 0x1000u) {
+        sig += 0x1000u;
+    }
+    return sign + ((fexp - 0x38000000u) >> 13u) + (sig >> 13u);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>) {
+    let j = thread_index(wid, nwg, lid);
+    let i = 2u * j;
+    if (i >= prm.count) {
+        return;
+    }
+    var hi = 0u;
+    if (i + 1u < prm.count) {
+        hi = half_bits(vals[i + 1u]);
+    }
+    raw[j] = half_bits(vals[i]) | (hi << 16u);
+}
+$$ else
+@group(0) @binding(0) var<storage, read> raw: array<u32>;
+@group(0) @binding(1) var<storage, read_write> vals: array<f32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>) {
+    let j = thread_index(wid, nwg, lid);
+    let i = 2u * j;
+    if (i >= prm.count) {
+        return;
+    }
+    let v = unpack2x16float(raw[j]);
+    vals[i] = v.x;
+    if (i + 1u < prm.count) {
+        vals[i + 1u] = v.y;
+    }
+}
+$$ endif
