@@ -13,9 +13,7 @@ import PyOpenColorIO as OCIO
 FLT_MIN = float(np.finfo(np.float32).tiny)
 
 
-def run_color(
-    backend: Any, img: np.ndarray, method: str, op: Any, *args: Any, inplace: bool = True
-) -> np.ndarray:
+def run_color(backend: Any, img: np.ndarray, method: str, op: Any, *args: Any, inplace: bool = True) -> np.ndarray:
     """backend.<method>(src, dst, op, *args) on a copy of img; dst is src when `inplace`."""
     src = backend.upload(img.copy())  # upload may adopt the array; keep the caller's input pristine
     dst = src if inplace else backend.allocate(*img.shape)
@@ -40,9 +38,7 @@ def run_spatial(backend: Any, img: np.ndarray, method: str, op: Any, out_hw: tup
     dst = backend.allocate(out_hw[0], out_hw[1], img.shape[2])
     getattr(backend, method)(src, dst, op)
     out = np.array(backend.download(dst), dtype=np.float32, copy=True)
-    assert out.shape == (*out_hw, img.shape[2]), (
-        f"output shape {out.shape}, expected {(*out_hw, img.shape[2])}"
-    )
+    assert out.shape == (*out_hw, img.shape[2]), f"output shape {out.shape}, expected {(*out_hw, img.shape[2])}"
     return out
 
 
@@ -127,9 +123,7 @@ def assert_close(
     mismatch = (np.isnan(want) != np.isnan(got)) | ((np.isinf(want) | np.isinf(got)) & (got != want))
     for idx in np.argwhere(mismatch)[:worst]:
         t = tuple(int(i) for i in idx)
-        problems.append(
-            f"  at {t}: expected {want[t]:.9g}, got {got[t]:.9g}{_describe(t, inputs, want.shape)}"
-        )
+        problems.append(f"  at {t}: expected {want[t]:.9g}, got {got[t]:.9g}{_describe(t, inputs, want.shape)}")
     if mismatch.any():
         problems.insert(0, f"{int(mismatch.sum())} non-finite mismatches (NaN/Inf positions differ):")
 

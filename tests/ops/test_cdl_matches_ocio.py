@@ -38,20 +38,14 @@ def _random_params(seed: int) -> dict:
 
 
 PARAMS = {
-    "warm_grade": dict(
-        slope=(1.12, 0.97, 0.88), offset=(0.012, -0.004, 0.021), power=(1.08, 0.95, 1.21), sat=0.85
-    ),
+    "warm_grade": dict(slope=(1.12, 0.97, 0.88), offset=(0.012, -0.004, 0.021), power=(1.08, 0.95, 1.21), sat=0.85),
     "steep_power_oversaturated": dict(
         slope=(0.6, 1.4, 2.1), offset=(-0.05, 0.03, 0.2), power=(0.55, 1.9, 1.3), sat=1.6
     ),
-    "sat_one_power_not_one": dict(
-        slope=(1.3, 1.3, 1.3), offset=(0.1, 0.1, 0.1), power=(0.7, 0.7, 0.7), sat=1.0
-    ),
+    "sat_one_power_not_one": dict(slope=(1.3, 1.3, 1.3), offset=(0.1, 0.1, 0.1), power=(0.7, 0.7, 0.7), sat=1.0),
     "grey_sat_zero": dict(slope=(0.9, 1.1, 1.0), offset=(0.0, 0.05, -0.02), power=(1.4, 1.2, 0.8), sat=0.0),
     # OCIO folds a power-1 CDL into matrices (+ clamps for asc); finite results must still agree.
-    "power_one_sat_not_one": dict(
-        slope=(1.2, 0.8, 1.05), offset=(0.02, -0.03, 0.0), power=(1.0, 1.0, 1.0), sat=0.6
-    ),
+    "power_one_sat_not_one": dict(slope=(1.2, 0.8, 1.05), offset=(0.02, -0.03, 0.0), power=(1.0, 1.0, 1.0), sat=0.6),
     "random_a": _random_params(101),
     "random_b": _random_params(202),
     "random_c": _random_params(303),
@@ -80,9 +74,7 @@ def _reference(op: Cdl, img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     def f32(v: tuple[float, ...]) -> np.ndarray:
         return np.asarray(v, dtype=np.float32).astype(np.float64)
 
-    return ref.cdl(
-        img[..., :3], f32(op.slope), f32(op.offset), f32(op.power), float(np.float32(op.sat)), op.style
-    )
+    return ref.cdl(img[..., :3], f32(op.slope), f32(op.offset), f32(op.power), float(np.float32(op.sat)), op.style)
 
 
 @pytest.mark.parametrize("channels", [3, 4, 5], ids=["rgb", "rgba", "rgba_plus_z"])
@@ -107,9 +99,7 @@ def test_float64_reference_agrees_with_ocio_under_the_same_error_measure(style, 
     op = _op(style, PARAMS[params])
     want, scale = _reference(op, img)
     ocio = ocio_apply(ocio_cpu(_ocio_transform(op)), img)
-    assert_close(
-        ocio, want, rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what="OCIO vs float64 reference"
-    )
+    assert_close(ocio, want, rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what="OCIO vs float64 reference")
 
 
 @pytest.mark.parametrize("params", RENDERER_PARAMS, ids=str)
@@ -122,9 +112,7 @@ def test_cdl_matches_ocio_on_nan_and_inf(cpu_backend, style, params):
     got = run_color(cpu_backend, img, "cdl", op)
     _, scale = _reference(op, img)
     assert_close(got[..., :3], want[..., :3], rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what=f"{op}")
-    assert_bits_equal(
-        got[..., 3], img[..., 3], "alpha (NaN/Inf included) must pass through the CDL bit-exact"
-    )
+    assert_bits_equal(got[..., 3], img[..., 3], "alpha (NaN/Inf included) must pass through the CDL bit-exact")
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -181,9 +169,7 @@ def test_cdl_nonfinite_pixel_follows_ocio(cpu_backend, style, pixel, lands_on):
         c = int(np.flatnonzero(~np.isfinite(px[0, 0]))[0])
         stand_in = px.copy()
         stand_in[0, 0, c] = (lands_on - op.offset[c]) / op.slope[c]
-        np.testing.assert_allclose(
-            ocio, ocio_apply(proc, stand_in), rtol=1e-5, atol=1e-6, err_msg="OCIO changed"
-        )
+        np.testing.assert_allclose(ocio, ocio_apply(proc, stand_in), rtol=1e-5, atol=1e-6, err_msg="OCIO changed")
     got = run_color(cpu_backend, px, "cdl", op)
     assert_close(got, ocio, rtol=RTOL, scale=1.0, atol=FLT_MIN, inputs=px, what=f"{style} CDL of {pixel}")
 

@@ -38,17 +38,13 @@ def test_resize_matches_float64_reference(cpu_backend, filter_name, case, channe
     img = ref.hdr_image((sh, sw, CHANNELS[channels]), seed=sw * sh)
     got = run_spatial(cpu_backend, img, "resize", Resize(dw, dh, filter_name), (dh, dw))
     want, magnitude = ref.resize(img, dw, dh, filter_name)
-    assert_close(
-        got, want, rtol=RTOL, scale=np.maximum(1.0, magnitude), what=f"{filter_name} {sw}x{sh}->{dw}x{dh}"
-    )
+    assert_close(got, want, rtol=RTOL, scale=np.maximum(1.0, magnitude), what=f"{filter_name} {sw}x{sh}->{dw}x{dh}")
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf], ids=["nan", "inf"])
 @pytest.mark.parametrize(("case", "where"), [("up_noninteger", (11, 17)), ("down_noninteger", (0, 96))])
 @pytest.mark.parametrize("filter_name", FILTERS)
-def test_nonfinite_pixel_spreads_only_within_the_filter_footprint(
-    cpu_backend, filter_name, case, where, value
-):
+def test_nonfinite_pixel_spreads_only_within_the_filter_footprint(cpu_backend, filter_name, case, where, value):
     # A NaN/Inf source value must reach every output whose taps give it a non-zero weight (it is not
     # hidden), may reach outputs that read it with weight 0 (0 * NaN), and nothing else. The second case
     # puts it in a corner, where clamped taps read it several times. Other channels stay finite.
@@ -62,9 +58,7 @@ def test_nonfinite_pixel_spreads_only_within_the_filter_footprint(
     may = ty[:, y][:, None] & tx[:, x][None, :]
     must = (wy[:, y] != 0)[:, None] & (wx[:, x] != 0)[None, :]
     bad = ~np.isfinite(got[..., 1])
-    assert not (bad & ~may).any(), (
-        f"non-finite outside the footprint at {np.argwhere(bad & ~may)[:5].tolist()}"
-    )
+    assert not (bad & ~may).any(), f"non-finite outside the footprint at {np.argwhere(bad & ~may)[:5].tolist()}"
     assert bad[must].all(), f"non-finite hidden at {np.argwhere(must & ~bad)[:5].tolist()}"
     assert np.isfinite(got[..., [0, 2]]).all(), "a non-finite value leaked into another channel"
     clean = img.copy()
