@@ -19,21 +19,25 @@ from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import Image, ImageMeta
 from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, ordered_channels, pixel_type_of
 
-COMPRESSIONS: dict[str, OpenEXR.Compression] = {
-    "none": OpenEXR.NO_COMPRESSION,
-    "rle": OpenEXR.RLE_COMPRESSION,
-    "zips": OpenEXR.ZIPS_COMPRESSION,
-    "zip": OpenEXR.ZIP_COMPRESSION,
-    "piz": OpenEXR.PIZ_COMPRESSION,
-    "pxr24": OpenEXR.PXR24_COMPRESSION,
-    "b44": OpenEXR.B44_COMPRESSION,
-    "b44a": OpenEXR.B44A_COMPRESSION,
-    "dwaa": OpenEXR.DWAA_COMPRESSION,
-    "dwab": OpenEXR.DWAB_COMPRESSION,
-    "zstd": OpenEXR.ZSTD_COMPRESSION,
-    "htj2k256": OpenEXR.HTJ2K256_COMPRESSION,
-    "htj2k32": OpenEXR.HTJ2K32_COMPRESSION,
-    "lj2k": OpenEXR.LJ2K_COMPRESSION,
+# Codec names (lowercase, as exrheader prints them) -> OpenEXR attribute; only those this build has.
+_CODEC_ATTRS = {
+    "none": "NO_COMPRESSION",
+    "rle": "RLE_COMPRESSION",
+    "zips": "ZIPS_COMPRESSION",
+    "zip": "ZIP_COMPRESSION",
+    "piz": "PIZ_COMPRESSION",
+    "pxr24": "PXR24_COMPRESSION",
+    "b44": "B44_COMPRESSION",
+    "b44a": "B44A_COMPRESSION",
+    "dwaa": "DWAA_COMPRESSION",
+    "dwab": "DWAB_COMPRESSION",
+    "zstd": "ZSTD_COMPRESSION",
+    "htj2k256": "HTJ2K256_COMPRESSION",
+    "htj2k32": "HTJ2K32_COMPRESSION",
+    "lj2k": "LJ2K_COMPRESSION",
+}
+COMPRESSIONS: dict[str, Any] = {
+    name: getattr(OpenEXR, attr) for name, attr in _CODEC_ATTRS.items() if hasattr(OpenEXR, attr)
 }
 # Other spellings users type (oiiotool says "htj2k"); they map to a name above.
 ALIASES = {"htj2k": "htj2k256", "no": "none", "deflate": "zip"}
@@ -101,11 +105,15 @@ def _native_messages() -> Iterator[list[str]]:
 def _detail(lines: list[str], error: BaseException | None) -> str:
     """The most specific thing OpenEXR said: its error code and text, without the file name."""
     for line in lines:
-        if "(EXR_ERR_" in line:
-            return line[line.index("(EXR_ERR_") :].strip()
+        if "(EXR_ERR_" in line:  # "<file>: (EXR_ERR_CODE) text" -> "EXR_ERR_CODE: text"
+            code, _, text = line[line.index("(EXR_ERR_") + 1 :].partition(")")
+            return f"{code}: {text.strip()}"
     for line in lines:
         if line.strip():
             return line.strip()
+    if error is not None and str(error).startswith("Unable to open"):
+        # Said when the header itself does not parse; the file exists and has the EXR signature.
+        return "its header is incomplete or damaged"
     return str(error) if error is not None else "unknown error"
 
 
@@ -321,11 +329,11 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
         try:
             if extra:
                 # displayWindow is shared by every part (OpenEXR refuses files where they differ).
+                # Part() and File() replace the arrays in the dicts they get by Channel objects: give copies.
                 parts = [OpenEXR.Part(header, planes, header.get("name", "part0"))]
                 for p in extra:
-                    parts.append(
-                        OpenEXR.Part({**p["header"], "displayWindow": header["displayWindow"]}, p["planes"], p["name"])
-                    )
+                    shared = {**p["header"], "displayWindow": header["displayWindow"]}
+                    parts.append(OpenEXR.Part(shared, dict(p["planes"]), p["name"]))
                 OpenEXR.File(parts).write(str(path))
             else:
                 OpenEXR.File(header, planes).write(str(path))

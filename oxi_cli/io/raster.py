@@ -217,6 +217,8 @@ def _open_tiff(path: Path) -> Any:
 
 def read_tiff(path: Path) -> Image:
     """The first page (first image of a multi-page TIFF); float64 narrows to float32."""
+    import tifffile
+
     with _open_tiff(path) as tif:
         page = _tiff_page(tif, path)
         try:
@@ -225,7 +227,7 @@ def read_tiff(path: Path) -> Image:
             raise _corrupt(path, "TIFF", e) from None
         if pixels.dtype == np.float64:
             pixels = pixels.astype(np.float32)
-        planar = page.planarconfig.name == "SEPARATE" and page.samplesperpixel > 1
+        planar = page.samplesperpixel > 1 and int(page.planarconfig) == tifffile.PLANARCONFIG.SEPARATE
         return _image("tiff", pixels, planar, compression=_tiff_compression_name(page), header=_tiff_header(page))
 
 

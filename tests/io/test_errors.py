@@ -1,0 +1,108 @@
+"""Bad inputs give one InputError line naming the file and what to do, with no library noise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from oxi_cli.errors import InputError
+from oxi_cli.io import read_image, read_spec
+from tests.io.files import planes, write_exr
+
+READERS = [read_image, read_spec]
+EXTENSIONS = [".exr", ".png", ".tif", ".jpg"]
+
+
+def error_of(read, path: Path) -> str:
+    with pytest.raises(InputError) as caught:
+        read(path)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(str(path)), message
+    assert "Traceback" not in message
+    return message
+
+
+@pytest.fixture
+def big_exr(tmp_path: Path) -> Path:
+    return write_exr(tmp_path / "plate.exr", planes("RGBA", (96, 128), "half", seed=1))
+
+
+@pytest.mark.parametrize("read", READERS)
+@pytest.mark.parametrize("ext", EXTENSIONS)
+def test_missing_file(tmp_path: Path, read, ext: str):
+    assert "no such file; check the path" in error_of(read, tmp_path / f"nope{ext}")
+
+
+@pytest.mark.parametrize("read", READERS)
+@pytest.mark.parametrize("ext", EXTENSIONS)
+def test_a_folder_is_not_an_image(tmp_path: Path, read, ext: str):
+    (tmp_path / f"shots{ext}").mkdir()
+    assert "is a folder, not an image file" in error_of(read, tmp_path / f"shots{ext}")
+
+
+@pytest.mark.parametrize("read", READERS)
+@pytest.mark.parametrize("ext", EXTENSIONS)
+def test_an_empty_file(tmp_path: Path, read, ext: str):
+    (tmp_path / f"empty{ext}").touch()
+    assert "is empty (0 bytes)" in error_of(read, tmp_path / f"empty{ext}")
+
+
+@pytest.mark.parametrize("read", READERS)
+def test_a_text_file_named_exr(tmp_path: Path, read, capfd):
+    (tmp_path / "notes.exr").write_text("shot list: sh010, sh020\n" * 20)
+    assert "is not an OpenEXR file" in error_of(read, tmp_path / "notes.exr")
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize(("ext", "format"), [(".png", "PNG"), (".tif", "TIFF"), (".jpg", "JPEG")])
+@pytest.mark.parametrize("read", READERS)
+def test_a_text_file_named_like_a_raster_image(tmp_path: Path, read, ext: str, format: str):
+    (tmp_path / f"notes{ext}").write_text("shot list: sh010, sh020\n" * 20)
+    assert f"{format} file" in error_of(read, tmp_path / f"notes{ext}")
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.98])
+def test_a_truncated_exr_is_reported_without_library_noise(tmp_path: Path, big_exr: Path, keep: float, capfd):
+    data = big_exr.read_bytes()
+    cut = tmp_path / "cut.exr"
+    cut.write_bytes(data[: int(len(data) * keep)])
+    message = error_of(read_image, cut)
+    assert "the EXR file is truncated or corrupt (EXR_ERR_" in message and "re-copy it" in message
+    assert capfd.readouterr() == ("", "")  # OpenEXR's own stderr/stdout lines were held back
+
+
+@pytest.mark.parametrize("read", READERS)
+def test_an_exr_cut_inside_its_header(tmp_path: Path, big_exr: Path, read, capfd):
+    cut = tmp_path / "cut.exr"
+    cut.write_bytes(big_exr.read_bytes()[:40])
+    assert "truncated or corrupt" in error_of(read, cut)
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize(("ext", "format"), [(".png", "PNG"), (".tif", "TIFF"), (".jpg", "JPEG")])
+def test_a_truncated_raster_image(tmp_path: Path, ext: str, format: str):
+    import imageio.v3 as iio
+
+    pixels = np.random.default_rng(2).integers(1, 255, (64, 64, 3), dtype=np.uint8)
+    iio.imwrite(tmp_path / f"full{ext}", pixels)
+    data = (tmp_path / f"full{ext}").read_bytes()
+    (tmp_path / f"cut{ext}").write_bytes(data[: len(data) // 2])
+    message = error_of(read_image, tmp_path / f"cut{ext}")
+    assert f"not a valid {format} file or it is truncated" in message
+
+
+@pytest.mark.parametrize("read", READERS)
+@pytest.mark.parametrize("name", ["frame.bmp", "frame.exr.bak", "frame"])
+def test_an_unknown_extension_lists_the_known_ones(tmp_path: Path, read, name: str):
+    (tmp_path / name).write_bytes(b"\x00" * 64)
+    message = error_of(read, tmp_path / name)
+    assert "is not an image format oxi knows; use .exr, .png, .tif/.tiff, .jpg/.jpeg" in message
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file(tmp_path: Path, big_exr: Path):
+    big_exr.chmod(0)
+    assert "permission denied" in error_of(read_image, big_exr)
