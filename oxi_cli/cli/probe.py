@@ -16,14 +16,16 @@ def collect() -> dict[str, Any]:
     problems: list[str] = []
     adapters: list[Any] = []
     try:
-        from oxi_cli.backends.gpu.device import list_adapters, missing_pieces
+        from oxi_cli.backends.gpu.device import SOFTWARE_HINT, list_adapters, missing_pieces
 
         try:
             adapters = list_adapters()
         except Exception as exc:  # a broken loader or driver must not take the probe down
             problems.append(f"wgpu could not list adapters: {type(exc).__name__}: {exc}")
         if not adapters:
-            problems.extend(missing_pieces() or ["wgpu found no adapter"])
+            problems.extend(missing_pieces())
+            if not problems:
+                problems.append(f"wgpu found no adapter: {SOFTWARE_HINT}")
     except ImportError as exc:
         problems.append(f"the GPU backend cannot load ({exc}): pip install 'wgpu>=0.32,<0.33'")
 

@@ -1,0 +1,128 @@
+"""Backend selection (--backend / OXI_BACKEND / --device, auto's ranking) and `oxi probe`, for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oxi_cli.backends.gpu.device import AdapterInfo, best
+from oxi_cli.backends.select import auto_choice, get_backend, resolve_kind
+from oxi_cli.errors import BackendUnavailable, UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _adapter(index: int, kind: str, api: str = "Vulkan", name: str = "gpu") -> AdapterInfo:
+    return AdapterInfo(index, name, api, kind, "driver", 0, 0, 1 << 31, 1 << 27, 1024, 2048, True, None)
+
+
+@pytest.mark.parametrize(
+    ("kinds", "auto_pick", "gpu_pick"),
+    [
+        ([("software", "Vulkan"), ("integrated", "Vulkan"), ("discrete", "Vulkan")], 2, 2),
+        ([("software", "Vulkan"), ("integrated", "Vulkan")], 1, 1),
+        ([("discrete", "OpenGL"), ("discrete", "Vulkan")], 1, 1),  # same GPU twice: native API first
+        ([("software", "OpenGL"), ("software", "Vulkan")], None, 1),  # auto: Numba CPU beats software
+        ([("unknown", "Vulkan"), ("software", "Vulkan")], None, 0),
+        ([], None, None),
+    ],
+    ids=["discrete_first", "integrated_over_software", "vulkan_over_gl", "software_only", "unknown", "none"],
+)
+def test_auto_ranks_discrete_integrated_cpu_software(kinds, auto_pick, gpu_pick):
+    adapters = [_adapter(i, kind, api) for i, (kind, api) in enumerate(kinds)]
+    choice = auto_choice(adapters=adapters)
+    assert (choice.adapter if choice.kind == "gpu" else None) == auto_pick, choice
+    assert choice.reason
+    picked = best(adapters, gpu_only=False)
+    assert (picked.index if picked else None) == gpu_pick
+
+
+def test_explicit_kind_beats_env_and_auto_defers_to_it(monkeypatch):
+    monkeypatch.setenv("OXI_BACKEND", "cpu")
+    assert resolve_kind("auto") == "cpu" and resolve_kind(None) == "cpu"
+    assert resolve_kind("gpu") == "gpu"
+    monkeypatch.setenv("OXI_BACKEND", "tpu")
+    with pytest.raises(UsageError, match="OXI_BACKEND"):
+        resolve_kind("auto")
+    monkeypatch.delenv("OXI_BACKEND")
+    with pytest.raises(UsageError, match="--backend"):
+        resolve_kind("cuda")
+
+
+def test_cpu_backend_and_device_do_not_mix(monkeypatch):
+    monkeypatch.delenv("OXI_BACKEND", raising=False)
+    assert get_backend("cpu", threads=1).name == "cpu"
+    with pytest.raises(UsageError, match="--device"):
+        get_backend("cpu", device=0)
+
+
+def test_gpu_backend_uses_the_best_adapter_of_any_kind(gpu_backend, monkeypatch):
+    monkeypatch.delenv("OXI_BACKEND", raising=False)
+    b = get_backend("gpu")
+    assert b.name == "gpu" and b.adapter.index == gpu_backend.adapter.index
+    monkeypatch.setenv("OXI_BACKEND", "gpu")
+    assert get_backend("auto").name == "gpu"
+
+
+def test_missing_adapter_is_a_one_line_error_with_gpu_and_a_warning_with_auto(gpu_backend, monkeypatch, capsys):
+    monkeypatch.delenv("OXI_BACKEND", raising=False)
+    with pytest.raises(BackendUnavailable, match="--device 99 does not exist") as info:
+        get_backend("gpu", device=99)
+    assert "\n" not in str(info.value)
+    backend = get_backend("auto", device=99)
+    assert backend.name == "cpu"
+    assert "warning" in capsys.readouterr().err
+
+
+def test_auto_here_matches_the_ranking(monkeypatch):
+    monkeypatch.delenv("OXI_BACKEND", raising=False)
+    assert get_backend("auto").name == auto_choice().kind
+
+
+def _oxi(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "oxi_cli", *args], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env}, cwd=ROOT,
+    )
+
+
+def test_probe_json_lists_adapters_cpu_and_why_auto_picks(gpu_backend):
+    res = _oxi("probe", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    gpus = [d for d in doc["devices"] if d["kind"] != "cpu"]
+    cpu = [d for d in doc["devices"] if d["kind"] == "cpu"]
+    assert gpu_backend.adapter.name in {g["name"] for g in gpus}
+    for g in gpus:
+        assert {"index", "name", "api", "kind", "driver", "max_buffer", "max_binding", "max_workgroup_size",
+                "max_texture_3d", "shader_f16", "memory"} <= set(g)
+    assert len(cpu) == 1 and {"cores", "numba_threads", "threading_layer", "simd"} <= set(cpu[0])
+    assert sum(d["auto"] for d in doc["devices"]) == 1
+    assert doc["auto"]["backend"] in ("gpu", "cpu") and doc["auto"]["reason"]
+
+
+def test_probe_table_names_the_pick():
+    res = _oxi("probe", COLUMNS="120")
+    assert res.returncode == 0, res.stderr
+    assert "auto picks:" in res.stdout and "CPU backend" in res.stdout and "threading layer" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"WGPU_LIB_PATH": "/nonexistent/libwgpu_native.so"}, {"VK_DRIVER_FILES": "/nonexistent/icd.json",
+                                                          "VK_ICD_FILENAMES": "/nonexistent/icd.json"}],
+    ids=["wgpu_library_missing", "vulkan_driver_missing"],
+)
+def test_probe_never_crashes_without_a_usable_gpu_stack(env):
+    res = _oxi("probe", "--json", **env)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert [d for d in doc["devices"] if d["kind"] == "cpu"]
+    assert all(d["api"] != "Vulkan" for d in doc["devices"] if d["kind"] != "cpu")
+    if "WGPU_LIB_PATH" in env:
+        assert doc["auto"]["backend"] == "cpu" and any("wgpu" in p for p in doc["problems"])
