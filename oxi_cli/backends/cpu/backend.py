@@ -30,6 +30,12 @@ def _domain(op: Lut1d | Lut3d) -> tuple[np.ndarray, np.ndarray]:
     return lo, scale.astype(np.float32)
 
 
+def _carry_untouched(src: np.ndarray, dst: np.ndarray, first: int) -> None:
+    """Colour kernels write only their channels; a separate destination gets the rest copied as is."""
+    if dst is not src and src.shape[2] > first:
+        dst[..., first:] = src[..., first:]
+
+
 def _f32(values: tuple[float, ...]) -> np.ndarray:
     return np.asarray(values, dtype=np.float32)
 
@@ -70,17 +76,23 @@ class CpuBackend:
 
     def cdl(self, src: np.ndarray, dst: np.ndarray, op: Cdl) -> None:
         fn = cdl.cdl_asc if op.style == "asc" else cdl.cdl_noclamp
+        _carry_untouched(src, dst, 3)
         fn(_pixels(src), _pixels(dst), _f32(op.slope), _f32(op.offset), _f32(op.power), np.float32(op.sat))
 
     def matrix(self, src: np.ndarray, dst: np.ndarray, op: Matrix, has_alpha: bool) -> None:
-        fn = matrix.matrix_rgba if has_alpha else matrix.matrix_rgb
+        # A matrix that leaves alpha alone must not route it through zero coefficients (0 * Inf = NaN).
+        with_alpha = has_alpha and op.touches_alpha()
+        fn = matrix.matrix_rgba if with_alpha else matrix.matrix_rgb
+        _carry_untouched(src, dst, 4 if with_alpha else 3)
         fn(_pixels(src), _pixels(dst), op.array.astype(np.float32), _f32(op.offset))
 
     def lut1d(self, src: np.ndarray, dst: np.ndarray, op: Lut1d) -> None:
+        _carry_untouched(src, dst, 3)
         lut1d.lut1d(_pixels(src), _pixels(dst), op.table, *_domain(op))
 
     def lut3d(self, src: np.ndarray, dst: np.ndarray, op: Lut3d) -> None:
         fn = lut3d.lut3d_tetrahedral if op.interp == "tetrahedral" else lut3d.lut3d_trilinear
+        _carry_untouched(src, dst, 3)
         fn(_pixels(src), _pixels(dst), op.table, *_domain(op))
 
     def resize(self, src: np.ndarray, dst: np.ndarray, op: Resize) -> None:

@@ -16,19 +16,24 @@ def _clamp01(v):
     return ONE if v > ONE else v
 
 
+@serial
+def _power_noclamp(v, p):
+    # As OCIO's CDL renderer: NaN becomes 0 (matching its SSE path), negatives pass unchanged.
+    if v > ZERO:
+        return v**p
+    return v if v <= ZERO else ZERO
+
+
 @kernel
 def cdl_noclamp(src, dst, slope, offset, power, sat):
-    """src/dst are (pixels, C); negatives skip the power, nothing is clamped."""
+    """src/dst are (pixels, C); negatives skip the power, NaN becomes 0, nothing is clamped."""
     for i in prange(src.shape[0]):
         r = src[i, 0] * slope[0] + offset[0]
         g = src[i, 1] * slope[1] + offset[1]
         b = src[i, 2] * slope[2] + offset[2]
-        if r > ZERO:
-            r = r ** power[0]
-        if g > ZERO:
-            g = g ** power[1]
-        if b > ZERO:
-            b = b ** power[2]
+        r = _power_noclamp(r, power[0])
+        g = _power_noclamp(g, power[1])
+        b = _power_noclamp(b, power[2])
         luma = LUMA_R * r + LUMA_G * g + LUMA_B * b
         dst[i, 0] = luma + sat * (r - luma)
         dst[i, 1] = luma + sat * (g - luma)
