@@ -8,6 +8,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,31 +76,66 @@ def compression_code(name: str) -> OpenEXR.Compression:
 # --- reading ---------------------------------------------------------------------------------------
 
 
+class _NativeOutput:
+    """Holds what OpenEXR prints while any of its calls runs, so a failure reaches the user as one line.
+
+    The C core writes errors to file descriptor 2 and the binding prints warnings to sys.stdout. Both
+    are process-wide, and reads and writes may overlap in threads, so the first call in redirects,
+    the last one out restores, and each call gets back what was printed while it ran.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._sink: Any = None  # temporary file that fd 2 points at
+        self._saved_fd: int | None = None
+        self._stdout: Any = None
+        self._buffer = io.StringIO()
+
+    def enter(self) -> tuple[int, int]:
+        with self._lock:
+            if self._users == 0:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                self._sink = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the last leave()
+                try:
+                    self._saved_fd = os.dup(2)
+                    os.dup2(self._sink.fileno(), 2)
+                except OSError:  # no stderr at all: nothing to hide
+                    self._saved_fd = None
+                self._stdout, self._buffer = sys.stdout, io.StringIO()
+                sys.stdout = self._buffer
+            self._users += 1
+            return os.fstat(self._sink.fileno()).st_size, self._buffer.tell()
+
+    def leave(self, start: tuple[int, int]) -> list[str]:
+        with self._lock:
+            fd = self._sink.fileno()
+            # pread: fd 2 shares this file's offset, so seeking would make later messages overwrite.
+            err = os.pread(fd, os.fstat(fd).st_size - start[0], start[0])
+            out = self._buffer.getvalue()[start[1] :]
+            self._users -= 1
+            if self._users == 0:
+                sys.stdout = self._stdout
+                if self._saved_fd is not None:
+                    os.dup2(self._saved_fd, 2)
+                    os.close(self._saved_fd)
+                self._sink.close()
+        return err.decode(errors="replace").splitlines() + out.splitlines()
+
+
+_NATIVE_OUTPUT = _NativeOutput()
+
+
 @contextlib.contextmanager
 def _native_messages() -> Iterator[list[str]]:
-    """Hold what OpenEXR prints while it works, so a failure reaches the user as one oxi line.
-
-    The C core writes errors to file descriptor 2 and the binding prints warnings to sys.stdout.
-    The lines are handed back to the caller, which puts the useful one in its error message.
-    """
+    """Run an OpenEXR call with its printing held back; the list fills with its lines on exit."""
     lines: list[str] = []
-    sys.stderr.flush()
+    start = _NATIVE_OUTPUT.enter()
     try:
-        saved = os.dup(2)
-    except OSError:  # no stderr at all: nothing to hide
-        saved = None
-    with tempfile.TemporaryFile() as sink, contextlib.redirect_stdout(io.StringIO()) as out:
-        if saved is not None:
-            os.dup2(sink.fileno(), 2)
-        try:
-            yield lines
-        finally:
-            if saved is not None:
-                os.dup2(saved, 2)
-                os.close(saved)
-            sink.seek(0)
-            lines.extend(sink.read().decode(errors="replace").splitlines())
-            lines.extend(out.getvalue().splitlines())
+        yield lines
+    finally:
+        lines.extend(_NATIVE_OUTPUT.leave(start))
 
 
 def _detail(lines: list[str], error: BaseException | None) -> str:
@@ -117,30 +153,38 @@ def _detail(lines: list[str], error: BaseException | None) -> str:
     return str(error) if error is not None else "unknown error"
 
 
-def _check_magic(path: Path) -> None:
+_MULTIPART_FLAG = 0x1000  # bit 12 of the version field
+
+
+def _check_magic(path: Path) -> bool:
+    """Refuse anything without the EXR signature; return whether the file says it is multi-part."""
     with open(path, "rb") as f:
-        head = f.read(4)
-    if head != MAGIC:
+        head = f.read(8)
+    if head[:4] != MAGIC:
         raise InputError(f"{path} is not an OpenEXR file (no EXR signature); check the file or its extension")
+    return bool(int.from_bytes(head[4:8], "little") & _MULTIPART_FLAG)
 
 
 def _open(path: Path, *, header_only: bool) -> OpenEXR.File:
     """OpenEXR.File with every failure turned into an InputError naming the file and the cause."""
     check_readable(path)
-    _check_magic(path)
+    multipart = _check_magic(path)
     error: BaseException | None = None
-    f = None
+    f, parts, expected = None, [], 1
     with _native_messages() as lines:
         try:
             f = OpenEXR.File(str(path), separate_channels=True, header_only=header_only)
             parts = f.parts
+            if multipart and not header_only:
+                # A part whose pixels fail to decode is dropped (with a printed warning), not raised:
+                # count the parts the headers promise.
+                expected = len(OpenEXR.File(str(path), header_only=True).parts)
         except Exception as e:  # the binding raises RuntimeError / ValueError with terse text
             error = e
-    # A part whose pixels fail to decode is dropped with a printed warning rather than an exception.
-    broken = any("Exception raised reading" in line for line in lines)
-    if error is not None or broken or not parts:
+    if error is not None or not parts or len(parts) < expected:
+        own = [line for line in lines if str(path) in line] or lines  # other threads' lines may be here too
         raise InputError(
-            f"{path}: the EXR file is truncated or corrupt ({_detail(lines, error)}); re-export or re-copy it"
+            f"{path}: the EXR file is truncated or corrupt ({_detail(own, error)}); re-export or re-copy it"
         )
     return f
 

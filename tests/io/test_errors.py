@@ -106,3 +106,37 @@ def test_an_unknown_extension_lists_the_known_ones(tmp_path: Path, read, name: s
 def test_an_unreadable_file(tmp_path: Path, big_exr: Path):
     big_exr.chmod(0)
     assert "permission denied" in error_of(read_image, big_exr)
+
+
+def test_overlapping_reads_in_threads_hold_back_noise_and_restore_the_streams(tmp_path: Path, big_exr: Path, capfd):
+    from concurrent.futures import ThreadPoolExecutor
+
+    cut = tmp_path / "cut.exr"
+    cut.write_bytes(big_exr.read_bytes()[:20000])
+
+    def attempt(path: Path) -> str:
+        try:
+            return f"{read_image(path).width}"
+        except InputError as e:
+            return "truncated" if "truncated or corrupt (EXR_ERR_" in str(e) else str(e)
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(attempt, [big_exr, cut] * 6))
+    assert results == ["128", "truncated"] * 6
+    print("stdout is back")
+    os.write(2, b"stderr is back\n")
+    assert capfd.readouterr() == ("stdout is back\n", "stderr is back\n")
+
+
+def test_a_multi_part_exr_whose_last_part_is_cut_is_an_error_not_a_silent_drop(tmp_path: Path, capfd):
+    import OpenEXR
+
+    parts = [
+        OpenEXR.Part({"compression": OpenEXR.ZIP_COMPRESSION}, planes("RGB", (64, 64), "float", 3), "beauty"),
+        OpenEXR.Part({"compression": OpenEXR.ZIP_COMPRESSION}, planes(["Z"], (64, 64), "float", 6), "depth"),
+    ]
+    OpenEXR.File(parts).write(str(tmp_path / "full.exr"))
+    data = (tmp_path / "full.exr").read_bytes()
+    (tmp_path / "cut.exr").write_bytes(data[: len(data) - 500])
+    assert "truncated or corrupt" in error_of(read_image, tmp_path / "cut.exr")
+    assert capfd.readouterr() == ("", "")
