@@ -6,6 +6,7 @@ import contextlib
 import io
 import math
 import os
+import struct
 import sys
 import tempfile
 import threading
@@ -189,20 +190,33 @@ def _open(path: Path, *, header_only: bool) -> OpenEXR.File:
     return f
 
 
-def _refuse_unsupported(path: Path, part: Any, index: int) -> None:
+def _refuse_deep(path: Path, part: Any, index: int) -> None:
     if part.type() in (OpenEXR.deepscanline, OpenEXR.deeptile):
         raise InputError(f"{path}: part {index} holds deep data, which oxi cannot process; flatten it first")
+
+
+def _refuse_subsampled(path: Path, name: str, x: int, y: int) -> None:
+    if x != 1 or y != 1:
+        raise InputError(
+            f"{path}: channel {name} is subsampled ({x}x{y}), which oxi cannot process; "
+            "convert it to full-resolution RGB first"
+        )
+
+
+def _refuse_unsupported(path: Path, part: Any, index: int) -> None:
+    _refuse_deep(path, part, index)
     for name, channel in part.channels.items():
-        if channel.xSampling != 1 or channel.ySampling != 1:
-            raise InputError(
-                f"{path}: channel {name} is subsampled ({channel.xSampling}x{channel.ySampling}), "
-                "which oxi cannot process; convert it to full-resolution RGB first"
-            )
+        _refuse_subsampled(path, name, channel.xSampling, channel.ySampling)
 
 
 def _clean_header(header: dict[str, Any]) -> dict[str, Any]:
     # dict() copies: the binding empties its own header dict when the file closes (NOTES §3).
     return {k: v for k, v in dict(header).items() if k not in _DERIVED}
+
+
+def _meta(header: dict[str, Any], pixel_types: dict[str, str]) -> ImageMeta:
+    compression = _NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION)
+    return ImageMeta(format="exr", pixel_types=pixel_types, compression=compression, header=header)
 
 
 def _window_size(header: dict[str, Any]) -> tuple[int, int]:
@@ -230,13 +244,7 @@ def read(path: Path) -> Image:
             for p in parts[1:]
         ]
     width, height = _window_size(header)
-    meta = ImageMeta(
-        format="exr",
-        pixel_types={name: pixel_type_of(plane) for name, plane in planes.items()},
-        compression=_NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION),
-        header=header,
-    )
-    return Image(width, height, planes, meta)
+    return Image(width, height, planes, _meta(header, {name: pixel_type_of(p) for name, p in planes.items()}))
 
 
 def _read_cstring(f: io.BufferedReader) -> str:
@@ -266,9 +274,11 @@ def _channel_types(path: Path) -> dict[str, str]:
             while pos < len(data) and data[pos] != 0:
                 end = data.index(b"\0", pos)
                 channel = data[pos:end].decode("latin-1")
-                code = int.from_bytes(data[end + 1 : end + 5], "little", signed=True)
+                # pixel type, pLinear + 3 reserved bytes, x and y sampling
+                code, _, xs, ys = struct.unpack_from("<i4sii", data, end + 1)
+                _refuse_subsampled(path, channel, xs, ys)
                 types[channel] = _CHLIST_TYPES.get(code, "float")
-                pos = end + 1 + 16  # pixel type, pLinear + 3 reserved bytes, x and y sampling
+                pos = end + 1 + 16
             return types
     raise InputError(f"{path}: the EXR header has no channel list; the file is corrupt")
 
@@ -276,17 +286,13 @@ def _channel_types(path: Path) -> dict[str, str]:
 def read_spec(path: Path) -> ImageSpec:
     """Size, channels and header of the first part, reading only the header."""
     f = _open(path, header_only=True)
+    for i, part in enumerate(f.parts):
+        _refuse_deep(path, part, i)
     header = _clean_header(f.parts[0].header)
     types = _channel_types(path)
     names = ordered_channels(list(types))
     width, height = _window_size(header)
-    meta = ImageMeta(
-        format="exr",
-        pixel_types={name: types[name] for name in names},
-        compression=_NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION),
-        header=header,
-    )
-    return ImageSpec(width, height, names, meta)
+    return ImageSpec(width, height, names, _meta(header, {name: types[name] for name in names}))
 
 
 # --- writing ---------------------------------------------------------------------------------------

@@ -140,3 +140,15 @@ def test_a_multi_part_exr_whose_last_part_is_cut_is_an_error_not_a_silent_drop(t
     (tmp_path / "cut.exr").write_bytes(data[: len(data) - 500])
     assert "truncated or corrupt" in error_of(read_image, tmp_path / "cut.exr")
     assert capfd.readouterr() == ("", "")
+
+
+def test_subsampled_channels_are_refused_from_the_header(tmp_path: Path):
+    import struct
+
+    src = write_exr(tmp_path / "yc.exr", planes(["Y", "RY", "BY"], (8, 8), "half", 7))
+    data = bytearray(src.read_bytes())
+    for name in (b"RY\0", b"BY\0"):  # set x/y sampling to 2 in the chlist (OpenEXR.File can't write it)
+        struct.pack_into("<ii", data, data.index(name) + len(name) + 8, 2, 2)
+    src.write_bytes(bytes(data))
+    assert "is subsampled (2x2), which oxi cannot process" in error_of(read_spec, src)
+    error_of(read_image, src)  # the pixel data no longer match the header: still one InputError line
