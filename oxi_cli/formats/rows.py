@@ -1,0 +1,238 @@
+"""Fast scanning of a LUT file's numeric rows with Numba; errors name the bad line and what was wrong."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+# The project's one Numba decorator: cached in the user cache folder, no fastmath.
+from oxi_cli.backends.cpu.jit import serial
+from oxi_cli.errors import FormatError
+from oxi_cli.formats.text import INTEGER, NON_FINITE, NUMBER, fits_float32, iter_lines
+
+_POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
+# Digits beyond this mantissa are dropped (the value keeps ~17 significant digits, far past float32's 9).
+_MANT_LIMIT = 10**17
+
+
+@serial
+def _is_space(c):
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@serial
+def _is_alpha(c):
+    return (65 <= c <= 90) or (97 <= c <= 122)
+
+
+@serial
+def _scan_rows(buf, pos, ncols, out, int_only, skip_words, cube_from, cube, stop_when_full):
+    """Parse rows of `ncols` numbers from buf[pos:] into out (flat, capacity rows * ncols).
+
+    With cube > 0, rows from index `cube_from` on are a cube x cube x cube table in file order (red
+    fastest) and are stored transposed, indexed [r, g, b]: this saves a separate transpose pass, which
+    costs as much as the parse itself at 256^3.
+
+    Returns (ok, rows, line, line_start, first_extra_line, last_row_line); lines count from 0 at `pos`.
+    On a bad line ok is False and line / line_start locate it; Python then explains what is wrong.
+    Rows past the capacity are counted, not stored, so the caller can say how many the file has;
+    with stop_when_full, scanning ends at the first token past the capacity instead.
+    """
+    n = buf.shape[0]
+    cap = out.shape[0] // ncols
+    rows = 0
+    col = 0
+    line = 0
+    line_start = pos
+    extra_line = -1
+    last_row_line = -1
+    dst = 0
+    cube2 = cube * cube
+    i = pos
+    while i < n:
+        c = buf[i]
+        if c == 10:
+            if col != 0:
+                if col != ncols:
+                    return False, rows, line, line_start, extra_line, last_row_line
+                rows += 1
+                last_row_line = line
+                col = 0
+            line += 1
+            i += 1
+            line_start = i
+            continue
+        if _is_space(c):
+            i += 1
+            continue
+        if c == 35 or (skip_words and col == 0 and _is_alpha(c)):
+            while i < n and buf[i] != 10:
+                i += 1
+            continue
+        if col == ncols:
+            return False, rows, line, line_start, extra_line, last_row_line
+        if stop_when_full and rows == cap:
+            return True, rows, line, line_start, extra_line, last_row_line
+        # One number: [+-] digits [. digits] [e [+-] digits], same grammar as NUMBER.
+        j = i
+        neg = False
+        if c == 43 or c == 45:
+            neg = c == 45
+            j += 1
+        mant = 0
+        exp_adj = 0
+        ndig = 0
+        frac = False
+        has_exp = False
+        while j < n and 48 <= buf[j] <= 57:
+            if mant < _MANT_LIMIT:
+                mant = mant * 10 + (buf[j] - 48)
+            else:
+                exp_adj += 1
+            ndig += 1
+            j += 1
+        if j < n and buf[j] == 46:
+            frac = True
+            j += 1
+            while j < n and 48 <= buf[j] <= 57:
+                if mant < _MANT_LIMIT:
+                    mant = mant * 10 + (buf[j] - 48)
+                    exp_adj -= 1
+                ndig += 1
+                j += 1
+        if ndig == 0:
+            return False, rows, line, line_start, extra_line, last_row_line
+        if j < n and (buf[j] == 101 or buf[j] == 69):
+            has_exp = True
+            j += 1
+            eneg = False
+            if j < n and (buf[j] == 43 or buf[j] == 45):
+                eneg = buf[j] == 45
+                j += 1
+            edig = 0
+            e = 0
+            while j < n and 48 <= buf[j] <= 57:
+                if e < 100000:
+                    e = e * 10 + (buf[j] - 48)
+                edig += 1
+                j += 1
+            if edig == 0:
+                return False, rows, line, line_start, extra_line, last_row_line
+            exp_adj += -e if eneg else e
+        if j < n and not (_is_space(buf[j]) or buf[j] == 10 or buf[j] == 35):
+            return False, rows, line, line_start, extra_line, last_row_line
+        if int_only and (frac or has_exp):
+            return False, rows, line, line_start, extra_line, last_row_line
+        v = np.float64(mant)
+        if mant != 0:
+            if 0 < exp_adj <= 22:
+                v *= _POW10[exp_adj]
+            elif exp_adj > 22:
+                v *= 10.0**exp_adj
+            elif -22 <= exp_adj < 0:
+                v /= _POW10[-exp_adj]
+            elif exp_adj < -22:
+                v /= 10.0 ** (-exp_adj)
+        if neg:
+            v = -v
+        f = np.float32(v)
+        if not np.isfinite(f):
+            return False, rows, line, line_start, extra_line, last_row_line
+        if col == 0:
+            dst = rows
+            if cube > 0 and rows >= cube_from:
+                k = rows - cube_from
+                dst = cube_from + ((k % cube) * cube + (k // cube) % cube) * cube + k // cube2
+        if rows < cap:
+            out[dst * ncols + col] = f
+        elif extra_line < 0:
+            extra_line = line
+        col += 1
+        i = j
+    if col != 0:
+        if col != ncols:
+            return False, rows, line, line_start, extra_line, last_row_line
+        rows += 1
+        last_row_line = line
+    return True, rows, line, line_start, extra_line, last_row_line
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Result of scanning numeric rows: the stored rows and where things were in the file."""
+
+    values: np.ndarray  # (min(count, capacity), ncols) float32
+    count: int  # rows found in the file, stored or not
+    first_extra_line: int | None  # line of the first row past the capacity
+    last_row_line: int | None  # line of the last row
+
+
+def scan_rows(
+    path: str | Path,
+    data: bytes | np.ndarray,
+    pos: int,
+    first_line: int,
+    ncols: int,
+    capacity: int,
+    what: str,
+    *,
+    end: int | None = None,
+    integers: bool = False,
+    skip_words: bool = False,
+    cube: tuple[int, int] = (0, 0),
+    stop_when_full: bool = False,
+) -> Rows:
+    """Parse the numeric body from byte `pos` (line `first_line`): rows of `ncols` numbers each.
+
+    Blank lines and `#` comments are skipped; with `skip_words`, lines starting with a letter are too
+    (.3dl keyword lines). Scanning stops at byte `end` (default: the end of the data). A malformed row
+    raises FormatError naming its line and what was expected. `cube=(first, n)` stores rows from index
+    `first` on, an n³ table in .cube order (red fastest), already transposed to [r, g, b] order.
+    With `stop_when_full`, whatever follows the first `capacity` rows is not read at all.
+    """
+    buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
+    if end is not None:
+        buf = buf[:end]
+    out = np.empty(capacity * ncols, dtype=np.float32)
+    ok, rows, line, line_start, extra, last = _scan_rows(
+        buf, pos, ncols, out, integers, skip_words, *cube, stop_when_full
+    )
+    if not ok:
+        # Only the bad line is copied out (the buffer may hold hundreds of MB).
+        text = buf[line_start : line_start + 4096].tobytes().split(b"\n", 1)[0]
+        raise FormatError(path, first_line + line, explain_bad_row(text, ncols, what, integers))
+    stored = min(rows, capacity)
+    return Rows(
+        values=out[: stored * ncols].reshape(stored, ncols),
+        count=rows,
+        first_extra_line=None if extra < 0 else first_line + extra,
+        last_row_line=None if last < 0 else first_line + last,
+    )
+
+
+def explain_bad_row(text: bytes, ncols: int, what: str, integers: bool) -> str:
+    """Say what is wrong with a row the scanner rejected (error path only, so plain Python is fine)."""
+    hash_at = text.find(b"#")
+    toks = (text if hash_at < 0 else text[:hash_at]).split()
+    kind = "integer" if integers else "number"
+    for tok in toks:
+        shown = tok.decode("utf-8", errors="replace")
+        if NON_FINITE.fullmatch(tok):
+            return f"{what}: NaN/Inf value {shown!r} is not allowed; LUT values must be finite numbers"
+        if not (INTEGER if integers else NUMBER).fullmatch(tok):
+            return f"{what}: expected {ncols} {kind}s per row, found {shown!r}"
+        if not fits_float32(float(tok)):
+            return f"{what}: value {shown!r} is out of range for 32-bit floats"
+    return f"{what}: expected {ncols} {kind}s per row, found {len(toks)}"
+
+
+def row_line(data: bytes, pos: int, first_line: int, index: int) -> int:
+    """Line number of the `index`-th (0-based) data row from byte `pos`; error path only."""
+    for line in iter_lines(data, pos, first_line):
+        if line.text:
+            if index == 0:
+                return line.number
+            index -= 1
+    return first_line
