@@ -10,7 +10,7 @@ import numpy as np
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import ColorOp, finite_triple
 
-MIN_SIZE, MAX_SIZE = 2, 65536
+MIN_SIZE, MAX_SIZE = 2, 1 << 20
 
 
 @dataclass(frozen=True, eq=False)
