@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,10 @@ MAX_DIM = 1 << 20
 # Staging buffers (two each way, used in turn) bound the extra host memory of a transfer.
 STAGING_BYTES = 64 << 20
 TABLE_SLABS = 4  # lut3d.wgsl binds a table as up to four windows
+# Host copies to and from mapped staging memory run in pieces on several threads (numpy releases the GIL):
+# one core's memcpy (~10 GB/s) would otherwise cap the transfer rate.
+COPY_PIECE = 16 << 20
+COPY_THREADS = min(8, os.cpu_count() or 1)
 _ELEMENT = {True: 16, False: 4}  # bytes of one shader element: vec4<f32> or f32
 _STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
@@ -247,6 +253,13 @@ class WgpuBackend:
         if target is not out:
             np.copyto(out, target)
         return out
+
+    @_gpu_errors
+    def finish(self) -> None:
+        """Wait until every submitted command has run (reading a buffer waits for the queue; wgpu-py 0.32's
+        on_submitted_work_done_sync is broken). For timing; the protocol's download waits by itself.
+        """
+        self.device.queue.read_buffer(self._scratch_buffer("finish", 16), 0, 16)
 
     # --- protocol: colour ops --------------------------------------------------------------------------
 
@@ -545,7 +558,10 @@ class WgpuBackend:
             part = data[start : start + chunk]
             stage = stages[k % 2]
             stage.map_sync(wgpu.MapMode.WRITE)  # waits until the GPU has copied its previous contents
-            stage.write_mapped(part)
+            span = _round_up(part.size, 4)
+            view = stage._experimental_get_mapped_range(0, span)  # writable; pinned wgpu <0.33 has it
+            _copy(np.frombuffer(view, np.uint8, count=part.size), part)
+            del view  # the memory goes away at unmap
             stage.unmap()
             encoder = self.device.create_command_encoder()
             sink(encoder, stage, start, part.size)
@@ -562,8 +578,8 @@ class WgpuBackend:
             span = _round_up(size, 4)
             stage.map_sync(wgpu.MapMode.READ, 0, span)
             view = stage.read_mapped(0, span, copy=False)
-            data[start : start + size] = np.frombuffer(view, np.uint8, count=size)
-            del view
+            _copy(data[start : start + size], np.frombuffer(view, np.uint8, count=size))
+            del view  # the memory goes away at unmap
             stage.unmap()
 
         for k, start in enumerate(range(0, data.size, chunk)):
@@ -582,6 +598,22 @@ class WgpuBackend:
         if not pool or pool[0].size < chunk:
             pool[:] = [self._buffer(chunk, usage, "staging") for _ in range(2)]
         return pool
+
+
+@functools.lru_cache(maxsize=1)
+def _copy_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="oxi-copy")
+
+
+def _copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[:] = src for byte arrays, in pieces on several threads when large."""
+    n = src.size
+    pieces = min(COPY_THREADS, n // COPY_PIECE)
+    if pieces < 2:
+        np.copyto(dst, src)
+        return
+    step = _round_up(-(-n // pieces), 4096)
+    list(_copy_pool().map(lambda s: np.copyto(dst[s : s + step], src[s : s + step]), range(0, n, step)))
 
 
 def _whole(buffer: Any) -> tuple[Any, int, int]:
