@@ -23,8 +23,9 @@ STORABLE = {
 }
 LABEL = {"png": "PNG", "tiff": "TIFF", "jpeg": "JPEG"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-# zlib level 3: 16-bit 4K RGBA in ~3 s instead of ~8 s at level 6, for ~2 % larger files.
-PNG_LEVEL = 3
+# OpenCV's fast PNG settings (zlib level 1, RLE strategy, Sub filter). On a 4096x2160 RGBA render they
+# encoded 16-bit in 1.1 s vs 5.9 s at level 3 (13 s at level 6) and the file was 5 % smaller, not larger.
+PNG_ENCODING = {"level": 1, "strategy": 3, "filter": 16}  # imagecodecs.PNG.STRATEGY.RLE, PNG.FILTER.SUB
 JPEG_QUALITY = 95
 # Names --compression accepts for TIFF -> tifffile's codec name (None = uncompressed).
 TIFF_COMPRESSIONS: dict[str, str | None] = {
@@ -37,6 +38,9 @@ TIFF_COMPRESSIONS: dict[str, str | None] = {
 }
 TIFF_ALIASES = {"zip": "deflate", "adobe_deflate": "deflate", "no": "none"}
 DEFAULT_TIFF_COMPRESSION = "deflate"
+PREDICTED_CODECS = ("adobe_deflate", "lzw", "zstd", "lzma")
+# zlib level 1: a 4096x2160 float RGBA TIFF in 0.8 s instead of 2.7 s at the default 6, 4 % larger.
+DEFLATE_LEVEL = 1
 
 # tifffile reports damaged files by raising; its log lines would only add noise to oxi's one-line errors.
 logging.getLogger("tifffile").addHandler(logging.NullHandler())
@@ -162,7 +166,7 @@ def write_png(image: Image, path: Path, compression: str | None = None) -> None:
 
     _no_compression_option("png", compression)
     names, kind = output_layout(image, "png")
-    path.write_bytes(imagecodecs.png_encode(interleave(image, names, kind), level=PNG_LEVEL))
+    path.write_bytes(imagecodecs.png_encode(interleave(image, names, kind), **PNG_ENCODING))
 
 
 # --- TIFF --------------------------------------------------------------------------------------------
@@ -266,8 +270,11 @@ def write_tiff(image: Image, path: Path, compression: str | None = None) -> None
         compression = same if same in TIFF_COMPRESSIONS else DEFAULT_TIFF_COMPRESSION
     codec = tiff_codec(compression)
     options: dict[str, Any] = {}
-    if codec is not None and source.get("predictor", 1) > 1:
+    # A TIFF input's predictor is kept; other inputs get one (smaller files, same speed).
+    if codec in PREDICTED_CODECS and (source.get("predictor", 1) > 1 if source else True):
         options["predictor"] = True  # tifffile picks horizontal or floating-point by dtype
+    if codec == "adobe_deflate":
+        options["compressionargs"] = {"level": DEFLATE_LEVEL}
     if "A" in names:
         # EXR alpha is premultiplied (associated); PNG's is not. A TIFF input says which it had.
         default = 1 if meta.format == "exr" else 2

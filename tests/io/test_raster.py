@@ -230,3 +230,15 @@ def test_jpeg_drops_alpha_and_keeps_gray(tmp_path: Path):
     PIL.Image.fromarray(rgba[..., 0], "L").save(tmp_path / "gray.jpg", quality=95)
     gray = read_image(tmp_path / "gray.jpg")
     assert gray.channels == ["Y"] and read_spec(tmp_path / "gray.jpg").channels == ["Y"]
+
+
+def test_exr_to_float_tiff_is_bit_exact_with_deflate_and_a_predictor(tmp_path: Path):
+    want = planes("RGBA", SHAPE, "float", seed=17)
+    image = read_image(write_exr(tmp_path / "in.exr", want))
+    write_image(image, tmp_path / "out.tif")
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        page = tif.pages.first
+        assert page.compression == tifffile.COMPRESSION.ADOBE_DEFLATE and page.predictor == 3
+        assert page.extrasamples == (tifffile.EXTRASAMPLE.ASSOCALPHA,)  # EXR alpha is premultiplied
+        got = page.asarray()
+    np.testing.assert_array_equal(bits(got), bits(np.stack([want[c] for c in "RGBA"], axis=-1)))
