@@ -9,7 +9,7 @@ from pathlib import Path
 from oxi_cli.errors import InputError, OxiError, ProcessingError, UsageError
 from oxi_cli.image import Image
 from oxi_cli.io.atomic import atomic_output, refuse_input_overwrite
-from oxi_cli.io.common import ImageSpec, format_for
+from oxi_cli.io.common import ImageSpec, format_for, one_line
 
 __all__ = ["ImageSpec", "format_for", "read_image", "read_spec", "set_io_threads", "write_image"]
 
@@ -82,7 +82,7 @@ def write_image(
     except OSError as e:
         raise ProcessingError(f"cannot write {path}: {e.strerror or e}") from None
     except Exception as e:  # a library's own exception: one line, naming the output, not the temporary
-        raise ProcessingError(f"cannot write {path}: {e}") from None
+        raise ProcessingError(f"cannot write {path}: {one_line(e)}") from None
 
 
 def set_io_threads(n: int | None = None) -> None:

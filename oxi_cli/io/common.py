@@ -44,6 +44,11 @@ def format_for(path: str | Path) -> str:
         raise InputError(f"{path}: {what} is not an image format oxi knows; use {KNOWN_EXTENSIONS}") from None
 
 
+def one_line(error: BaseException | str) -> str:
+    """A library's message squeezed onto one line (some span several), for oxi's one-line errors."""
+    return " ".join(str(error).split())
+
+
 def check_readable(path: Path) -> None:
     """Fail with one clear line before any library sees a path that cannot be an image file."""
     try:

@@ -19,7 +19,7 @@ import OpenEXR
 
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import Image, ImageMeta
-from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, ordered_channels, pixel_type_of
+from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, one_line, ordered_channels, pixel_type_of
 
 # Codec names (lowercase, as exrheader prints them) -> OpenEXR attribute; only those this build has.
 _CODEC_ATTRS = {
@@ -144,14 +144,14 @@ def _detail(lines: list[str], error: BaseException | None) -> str:
     for line in lines:
         if "(EXR_ERR_" in line:  # "<file>: (EXR_ERR_CODE) text" -> "EXR_ERR_CODE: text"
             code, _, text = line[line.index("(EXR_ERR_") + 1 :].partition(")")
-            return f"{code}: {text.strip()}"
+            return f"{code}: {one_line(text)}"
     for line in lines:
         if line.strip():
-            return line.strip()
+            return one_line(line)
     if error is not None and str(error).startswith("Unable to open"):
         # Said when the header itself does not parse; the file exists and has the EXR signature.
         return "its header is incomplete or damaged"
-    return str(error) if error is not None else "unknown error"
+    return one_line(error) if error is not None else "unknown error"
 
 
 _MULTIPART_FLAG = 0x1000  # bit 12 of the version field

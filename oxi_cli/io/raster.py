@@ -11,7 +11,7 @@ import numpy as np
 
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image, ImageMeta
-from oxi_cli.io.common import ImageSpec, check_readable, convert_plane, pixel_type_of
+from oxi_cli.io.common import ImageSpec, check_readable, convert_plane, one_line, pixel_type_of
 
 # Channel names by sample count; the writers look for these (R, G, B [, A] or Y [, A]).
 NAMES_BY_COUNT = {1: ["Y"], 2: ["Y", "A"], 3: ["R", "G", "B"], 4: ["R", "G", "B", "A"]}
@@ -67,7 +67,8 @@ def _image(format: str, pixels: np.ndarray, planar: bool = False, **meta: Any) -
 
 
 def _corrupt(path: Path, label: str, error: BaseException) -> InputError:
-    return InputError(f"{path}: not a valid {label} file or it is truncated ({error}); re-export or re-copy it")
+    detail = one_line(error)
+    return InputError(f"{path}: not a valid {label} file or it is truncated ({detail}); re-export or re-copy it")
 
 
 # --- which planes an output gets ---------------------------------------------------------------------
@@ -304,7 +305,7 @@ def _jpeg_mode(path: Path) -> str:
     try:
         return iio.immeta(path, plugin="pillow", extension=".jpg")["mode"]
     except Exception as e:
-        raise InputError(f"{path}: not a valid JPEG file ({e}); check the file or its extension") from None
+        raise InputError(f"{path}: not a valid JPEG file ({one_line(e)}); check the file or its extension") from None
 
 
 def read_jpeg(path: Path) -> Image:
