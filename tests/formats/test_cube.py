@@ -225,7 +225,7 @@ def test_wrong_count_of_numbers_on_a_row(tmp_path, row, found):
     [
         ("LUT_3D_SIZE 1", r"LUT_3D_SIZE must be 2\.\.256, got 1"),
         ("LUT_3D_SIZE 257", r"LUT_3D_SIZE must be 2\.\.256, got 257"),
-        ("LUT_1D_SIZE 1", r"LUT_1D_SIZE must be 2\.\.65536, got 1"),
+        ("LUT_1D_SIZE 1", r"LUT_1D_SIZE must be 2\.\.1048576, got 1"),
         ("LUT_3D_SIZE 33.5", "LUT_3D_SIZE: expected an integer, found '33.5'"),
         ("LUT_3D_SIZE", "LUT_3D_SIZE needs 1 integer, found 0"),
         ("LUT_3D_SIZE 17 17", "LUT_3D_SIZE needs 1 integer, found 2"),

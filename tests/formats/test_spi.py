@@ -80,7 +80,7 @@ def test_spi3d_reading_stops_when_the_grid_is_full_as_ocio(tmp_path):
         ("Version 1\nComponents 1\n", 3, "missing the Length line"),
         ("Version 1\nLength 4\n", 3, "missing the Components line"),
         ("Version 2\nLength 4\nComponents 1\n", 1, "only Version 1 exists"),
-        ("Version 1\nLength 1\nComponents 1\n", 2, r"Length must be 2\.\.65536, got 1"),
+        ("Version 1\nLength 1\nComponents 1\n", 2, r"Length must be 2\.\.1048576, got 1"),
         ("Version 1\nLength 4\nComponents 4\n", 3, "Components must be 1, 2 or 3, got 4"),
         ("Version 1\nLength 4.5\nComponents 1\n", 2, "Length: expected an integer, found '4.5'"),
         ("Version 1\nFrom 1 0\nLength 4\nComponents 1\n", 2, "From: maximum 0.0 must exceed minimum 1.0"),
