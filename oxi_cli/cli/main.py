@@ -53,33 +53,10 @@ Examples:
 def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False) -> None:
     """List the compute devices oxi can use and which one `--backend auto` picks."""
     from oxi_cli.cli.common import reporting
+    from oxi_cli.cli.probe import probe as run_probe
 
     with reporting(False):
-        try:
-            from oxi_cli.cli.probe import probe as run_probe
-        except ImportError:
-            run_probe = _cpu_probe
         run_probe(json_output)
-
-
-def _cpu_probe(json_output: bool) -> None:
-    import json
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from oxi_cli.backends.cpu.info import cpu_info
-
-    info = cpu_info()
-    if json_output:
-        typer.echo(json.dumps({"devices": [info], "auto": "cpu"}, indent=2))
-        return
-    table = Table(title="oxi compute devices")
-    for key in info:
-        table.add_column(key.replace("_", " "))
-    table.add_row(*(str(v) for v in info.values()))
-    Console().print(table)
-    Console().print("auto picks: cpu (no GPU backend in this build)")
 
 
 def run() -> None:
