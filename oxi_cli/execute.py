@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,10 @@ FORMAT_TYPES: dict[str, tuple[str, ...]] = {
 
 
 class Source(Protocol):
+    def channels(self) -> list[str]:
+        """Channel names, from the header alone (lets kernels load while pixels decode)."""
+        ...
+
     def read(self) -> Image: ...
 
 
@@ -40,6 +45,11 @@ class FileSource:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+
+    def channels(self) -> list[str]:
+        from oxi_cli.io import read_spec
+
+        return list(read_spec(self.path).channels)
 
     def read(self) -> Image:
         from oxi_cli.io import read_image
@@ -86,6 +96,9 @@ class MemorySource:
     def __init__(self, image: Image) -> None:
         self.image = image
 
+    def channels(self) -> list[str]:
+        return self.image.channels
+
     def read(self) -> Image:
         return self.image
 
@@ -112,20 +125,20 @@ class Result:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def working_channels(image: Image, ops: Sequence[Op]) -> tuple[list[str], bool]:
+def working_channels(channels: Sequence[str], ops: Sequence[Op]) -> tuple[list[str], bool]:
     """Channels the chain must compute on, in kernel order (R, G, B, A first), and whether [3] is alpha.
 
     Colour-only chains leave every other channel untouched (not even converted); spatial ops need all.
     """
+    if not ops:
+        return [], False
     needs_color = any(isinstance(op, ColorOp) for op in ops)
-    if needs_color and not image.has_rgb():
-        raise UsageError(
-            f"colour operations need R, G and B channels; this image has {', '.join(image.channels)}"
-        )
-    alpha = image.has_alpha()
+    if needs_color and not all(c in channels for c in COLOR_CHANNELS):
+        raise UsageError(f"colour operations need R, G and B channels; this image has {', '.join(channels)}")
+    alpha = "A" in channels
     if any(isinstance(op, ImageOp) for op in ops):
         lead = [*COLOR_CHANNELS, "A"] if needs_color and alpha else list(COLOR_CHANNELS) if needs_color else []
-        return lead + [c for c in image.channels if c not in lead], needs_color and alpha
+        return lead + [c for c in channels if c not in lead], needs_color and alpha
     wants_alpha = alpha and any(isinstance(op, Matrix) and op.touches_alpha() for op in ops)
     return [*COLOR_CHANNELS, "A"] if wants_alpha else list(COLOR_CHANNELS), wants_alpha
 
@@ -178,6 +191,30 @@ def run_chain(backend: Backend, work: np.ndarray, ops: Sequence[Op], has_alpha: 
     return backend.download(handle)
 
 
+def _read_while_preparing(
+    source: Source, backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool
+) -> Image:
+    """Decode the input while the backend loads its kernels: both take a good part of a short job."""
+    if not ops:
+        return source.read()
+    failure: list[BaseException] = []
+
+    def prepare() -> None:
+        try:
+            backend.prepare(ops, channels, has_alpha)
+        except BaseException as e:  # re-raised on the calling thread
+            failure.append(e)
+
+    worker = threading.Thread(target=prepare, name="oxi-prepare", daemon=True)
+    worker.start()
+    try:
+        return source.read()
+    finally:
+        worker.join()
+        if failure:
+            raise failure[0]
+
+
 def execute(
     ops: Sequence[Op],
     source: Source,
@@ -189,10 +226,10 @@ def execute(
     """Single-pass execution: the whole image in memory."""
     ops = [op for op in ops if not op.is_identity()]
     t0 = time.perf_counter()
-    image = source.read()
+    names, has_alpha = working_channels(source.channels(), ops)
+    image = _read_while_preparing(source, backend, ops, len(names), has_alpha)
     t1 = time.perf_counter()
     types = output_types(image, out_type, sink.format)
-    names, has_alpha = working_channels(image, ops) if ops else ([], False)
     out = run_chain(backend, gather(image, names), ops, has_alpha) if names else None
     t2 = time.perf_counter()
     planes: dict[str, np.ndarray] = {}

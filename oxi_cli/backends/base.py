@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp, Lut1d, Lut3d, Matrix, Resize
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,10 @@ class Backend(Protocol):
     name: str
 
     def limits(self) -> DeviceLimits: ...
+
+    def prepare(self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool) -> None:
+        """Load or compile every kernel the chain needs; may run on a worker thread while the input decodes."""
+        ...
 
     def upload(self, pixels: np.ndarray) -> Any:
         """(H, W, C) float32 or float16 array -> handle."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -10,7 +12,7 @@ from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.backends.cpu.jit import set_threads
 from oxi_cli.backends.cpu.kernels import blur, cdl, lut1d, lut3d, matrix, resize
 from oxi_cli.errors import ProcessingError
-from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
 from oxi_cli.ops.resize import axis_weights
 
 
@@ -59,6 +61,16 @@ class CpuBackend:
             usable_memory=int(avail * 0.6),
             detected=True,
         )
+
+    def prepare(self, ops: Sequence[Op], channels: int, has_alpha: bool) -> None:
+        """Load each kernel from Numba's cache (or compile it) by running it on a 2x2 image."""
+        tiny = np.ones((2, 2, channels), dtype=np.float32)
+        for op in ops:
+            if isinstance(op, ColorOp):
+                op.dispatch(self, tiny, tiny, has_alpha)
+            else:
+                small = replace(op, width=2, height=2) if isinstance(op, Resize) else op
+                small.dispatch(self, tiny, self.allocate(2, 2, channels))
 
     def upload(self, pixels: np.ndarray) -> np.ndarray:
         if pixels.ndim != 3:

@@ -14,6 +14,32 @@ def _cache_dir() -> str:
 # Must be set before numba is imported: site-packages may be read-only, and a user cache survives upgrades.
 os.environ.setdefault("NUMBA_CACHE_DIR", _cache_dir())
 
+import importlib.abc  # noqa: E402
+import sys  # noqa: E402
+
+
+class _NoScipy(importlib.abc.MetaPathFinder):
+    """Numba imports SciPy (0.2-0.3 s) only to back np.dot with BLAS, which no oxi kernel uses."""
+
+    def find_spec(self, name, path, target=None):  # noqa: ANN001
+        if name == "scipy" or name.startswith("scipy."):
+            raise ImportError("oxi does not need SciPy inside Numba")
+        return None
+
+
+def _import_numba_without_scipy() -> None:
+    if "scipy" in sys.modules:  # the host process already paid for it
+        return
+    blocker = _NoScipy()
+    sys.meta_path.insert(0, blocker)
+    try:
+        import numba.np.arraymath  # noqa: F401  (the module that probes for SciPy's BLAS)
+    finally:
+        sys.meta_path.remove(blocker)
+
+
+_import_numba_without_scipy()
+
 import numba  # noqa: E402
 
 # No fastmath: NaN and Inf must propagate exactly as the reference implementations say.
