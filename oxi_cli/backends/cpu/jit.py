@@ -44,6 +44,8 @@ import numba  # noqa: E402
 
 # No fastmath: NaN and Inf must propagate exactly as the reference implementations say.
 kernel = numba.njit(parallel=True, cache=True, nogil=True)
+# Neighbourhood sums may fuse multiply-adds (more accurate, never changes NaN/Inf behaviour).
+spatial_kernel = numba.njit(parallel=True, cache=True, nogil=True, fastmath={"contract"})
 serial = numba.njit(cache=True, nogil=True, inline="always")
 prange = numba.prange
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.jit import prange, serial, spatial_kernel
 
 
 @serial
@@ -19,7 +19,7 @@ def _vertical(src, row, index, weight, count):
             row[i] += w * s[i]
 
 
-@kernel
+@spatial_kernel
 def resize(src, dst, channels, yi, yw, yc, xi, xw, xc):
     """src (H, W*C) -> dst (Ho, Wo*C); yi/yw/yc and xi/xw/xc come from ops.resize.axis_weights."""
     C = channels
