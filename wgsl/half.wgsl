@@ -1,6 +1,7 @@
-// half.wgsl: half-float transfer conversion; PACK turns f32 into IEEE halves two to a u32
-// (round to nearest even, overflow to Inf, NaN kept: bit for bit as numpy's astype(float16)),
-// otherwise halves two to a u32 are unpacked into f32 (exact).
+// half.wgsl: half-float transfer conversion, bit for bit as numpy's astype: PACK turns f32 into IEEE
+// halves two to a u32 (round to nearest even, overflow to Inf, NaN payload and sign kept); otherwise
+// halves two to a u32 are widened to f32 (exact, NaN payloads kept). Integer code only: WGSL leaves
+// pack2x16float's rounding and overflow to the driver, and NVIDIA's unpack2x16float rewrites NaN payloads.
 #include "common.wgsl"
 
 struct Params {
@@ -12,8 +13,6 @@ $$ if PACK
 @group(0) @binding(0) var<storage, read> vals: array<f32>;
 @group(0) @binding(1) var<storage, read_write> raw: array<u32>;
 
-// Integer-only conversion so every driver rounds the same way (WGSL leaves pack2x16float's rounding
-// and its overflow result to the implementation).
 fn half_bits(x: f32) -> u32 {
     let f = bitcast<u32>(x);
     let sign = (f >> 16u) & 0x8000u;
@@ -64,6 +63,24 @@ $$ else
 @group(0) @binding(0) var<storage, read> raw: array<u32>;
 @group(0) @binding(1) var<storage, read_write> vals: array<f32>;
 
+fn widen(h: u32) -> f32 {
+    let sign = (h & 0x8000u) << 16u;
+    let exp = (h >> 10u) & 0x1fu;
+    let man = h & 0x3ffu;
+    if (exp == 31u) {
+        return bitcast<f32>(sign | 0x7f800000u | (man << 13u));
+    }
+    if (exp != 0u) {
+        return bitcast<f32>(sign | ((exp + 112u) << 23u) | (man << 13u));
+    }
+    if (man == 0u) {
+        return bitcast<f32>(sign);
+    }
+    // Subnormal half: man * 2^-24, a normal float once the leading bit moves to the hidden bit.
+    let lead = firstLeadingBit(man);
+    return bitcast<f32>(sign | ((lead + 103u) << 23u) | ((man << (23u - lead)) & 0x7fffffu));
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -72,10 +89,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (i >= prm.count) {
         return;
     }
-    let v = unpack2x16float(raw[j]);
-    vals[i] = v.x;
+    let pair = raw[j];
+    vals[i] = widen(pair & 0xffffu);
     if (i + 1u < prm.count) {
-        vals[i + 1u] = v.y;
+        vals[i + 1u] = widen(pair >> 16u);
     }
 }
 $$ endif

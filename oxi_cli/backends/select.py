@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +27,12 @@ class Choice:
 def get_backend(kind: str | None = "auto", device: int | None = None, threads: int | None = None) -> Backend:
     """`auto` (or None): OXI_BACKEND if set, else a hardware GPU (discrete before integrated), else the CPU;
     software adapters (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind, software
-    included, or adapter `device`; failures raise BackendUnavailable. `cpu`: the Numba backend with `threads`.
-    With `auto`, a GPU that fails to open is reported on stderr and the CPU backend is used.
+    included, or adapter `device`. `cpu`: the Numba backend with `threads`.
+
+    A GPU backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an
+    H200), so the caller can read its input meanwhile; the first use waits. Then, with `gpu`, a missing
+    adapter or a device that fails to open raises BackendUnavailable; with `auto` it is reported on stderr
+    and the CPU backend is used.
     """
     kind = resolve_kind(kind)
     if kind == "cpu":
@@ -34,15 +40,65 @@ def get_backend(kind: str | None = "auto", device: int | None = None, threads: i
             raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
         return _cpu(threads)
     if kind == "gpu":
-        return _gpu(device)
-    choice = auto_choice(device)
-    if choice.kind == "cpu":
+        return DeferredBackend(lambda: _gpu(device), fallback=None)  # type: ignore[return-value]
+    if device is None and not _hardware_gpu_possible():
         return _cpu(threads)
-    try:
-        return _gpu(choice.adapter)
-    except OxiError as exc:
-        warn(f"{exc}; using the CPU backend")
-        return _cpu(threads)
+
+    def open_auto() -> Backend | None:
+        choice = auto_choice(device)
+        return _gpu(choice.adapter) if choice.kind == "gpu" else None
+
+    return DeferredBackend(open_auto, fallback=lambda: _cpu(threads))  # type: ignore[return-value]
+
+
+class DeferredBackend:
+    """A backend opened in a background thread; any attribute use waits for it, then forwards to it.
+
+    `open_gpu` returns the backend, or None to take `fallback`; when it raises, `fallback` (auto) is used
+    after a warning, or, without one (--backend gpu), the error is raised to whoever touches the backend.
+    """
+
+    def __init__(self, open_gpu: Callable[[], Backend | None], fallback: Callable[[], Backend] | None) -> None:
+        self._fallback = fallback
+        self._backend: Backend | None = None
+        self._opened: Backend | None = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._open, args=(open_gpu,), name="oxi-gpu-open", daemon=True).start()
+
+    def _open(self, open_gpu: Callable[[], Backend | None]) -> None:
+        try:
+            self._opened = open_gpu()
+        except BaseException as exc:  # handed to the thread that uses the backend
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def resolve(self) -> Backend:
+        """The backend in effect, waiting for the GPU to open if it has not yet."""
+        with self._lock:
+            if self._backend is None:
+                self._done.wait()
+                if self._error is None and self._opened is not None:
+                    self._backend = self._opened
+                elif self._error is None and self._fallback is not None:
+                    self._backend = self._fallback()
+                elif self._fallback is None:
+                    error = self._error
+                    if not isinstance(error, OxiError):
+                        error = BackendUnavailable(f"the GPU backend failed to start: {type(error).__name__}: "
+                                                   f"{error}; use --backend cpu")
+                    raise error
+                else:
+                    warn(f"{self._error}; using the CPU backend")
+                    self._backend = self._fallback()
+            return self._backend
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self.resolve(), attr)
 
 
 def resolve_kind(kind: str | None) -> str:
@@ -76,6 +132,12 @@ def auto_choice(device: int | None = None, adapters: list[Any] | None = None) ->
         return Choice("cpu", None, f"no discrete or integrated GPU (adapters: {found}); Numba CPU ranks above "
                                    "software adapters")
     return Choice("gpu", best.index, f"{best.kind} GPU {best.name} via {best.api} ranks first")
+
+
+def _hardware_gpu_possible() -> bool:
+    from oxi_cli.backends.gpu import device as gpu_device
+
+    return gpu_device.may_have_hardware_gpu()
 
 
 def warn(message: str) -> None:

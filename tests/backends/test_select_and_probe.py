@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from oxi_cli.backends.gpu.device import AdapterInfo, best
 from oxi_cli.backends.select import auto_choice, get_backend, resolve_kind
 from oxi_cli.errors import BackendUnavailable, UsageError
+from oxi_cli.ops import Cdl
+from tests.ops.harness import run_color
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,20 +66,35 @@ def test_cpu_backend_and_device_do_not_mix(monkeypatch):
 
 def test_gpu_backend_uses_the_best_adapter_of_any_kind(gpu_backend, monkeypatch):
     monkeypatch.delenv("OXI_BACKEND", raising=False)
-    b = get_backend("gpu")
+    b = get_backend("gpu")  # opens in the background; the first use waits for it
     assert b.name == "gpu" and b.adapter.index == gpu_backend.adapter.index
+    out = run_color(b, np.full((2, 3, 4), 0.5, np.float32), "cdl", Cdl(slope=2.0))
+    assert np.allclose(out[..., :3], 1.0) and np.allclose(out[..., 3], 0.5)
     monkeypatch.setenv("OXI_BACKEND", "gpu")
     assert get_backend("auto").name == "gpu"
 
 
 def test_missing_adapter_is_a_one_line_error_with_gpu_and_a_warning_with_auto(gpu_backend, monkeypatch, capsys):
     monkeypatch.delenv("OXI_BACKEND", raising=False)
-    with pytest.raises(BackendUnavailable, match="--device 99 does not exist") as info:
-        get_backend("gpu", device=99)
-    assert "\n" not in str(info.value)
+    backend = get_backend("gpu", device=99)
+    for _ in range(2):  # and again on a second use
+        with pytest.raises(BackendUnavailable, match="--device 99 does not exist") as info:
+            backend.limits()
+        assert "\n" not in str(info.value)
     backend = get_backend("auto", device=99)
     assert backend.name == "cpu"
     assert "warning" in capsys.readouterr().err
+
+
+def test_cli_with_a_missing_gpu_exits_2_with_one_line(gpu_backend, tmp_path):
+    out = tmp_path / "out.exr"
+    res = _oxi("cdl", str(ROOT / "examples" / "plate.exr"), str(out), "--slope", "2", "--backend", "gpu",
+               "--device", "99")
+    assert res.returncode == 2, res.stderr
+    # Only oxi's own lines count: Mesa's loader may complain about XDG_RUNTIME_DIR on machines without one.
+    ours = [line for line in res.stderr.splitlines() if "XDG_RUNTIME_DIR" not in line]
+    assert len(ours) == 1 and ours[0].startswith("oxi: error: --device 99 does not exist"), res.stderr
+    assert not out.exists()
 
 
 def test_auto_here_matches_the_ranking(monkeypatch):
@@ -87,7 +105,9 @@ def test_auto_here_matches_the_ranking(monkeypatch):
 def _oxi(*args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "oxi_cli", *args], capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **env}, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+             **env},
+        cwd=ROOT,
     )
 
 

@@ -146,6 +146,7 @@ def _memory(kind: str, name: str, vendor_id: int, device_id: int) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=8)
 def _nvidia_memory(name: str) -> int | None:
     smi = shutil.which("nvidia-smi")
     if smi is None:
