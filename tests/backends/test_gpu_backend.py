@@ -196,3 +196,19 @@ def test_limits_report_the_binding_window(gpu_backend, small_window_gpu):
     assert small_window_gpu.limits().max_binding_bytes == SMALL_WINDOW
     assert 0 < limits.usable_memory <= limits.total_memory
     assert small_window_gpu._chunk == SMALL_STAGING
+
+
+def test_prepare_compiles_every_pipeline_the_chain_needs(gpu_backend):
+    # Six channels: a specialisation no other test compiles, so every pipeline here is new.
+    lut = Lut3d(np.random.default_rng(3).random((9, 9, 9, 3), np.float32), interp="trilinear")
+    ops = [Cdl(slope=1.2, style="asc"), lut, Resize(9, 7, "mitchell"), Blur(1.0)]
+    before = gpu_backend.pipelines.compiled
+    gpu_backend.prepare(ops, 6, False)
+    assert gpu_backend.pipelines.compiled > before
+    prepared = gpu_backend.pipelines.compiled
+    img = ref.hdr_image((13, 11, 6), seed=6)
+    run_color(gpu_backend, img, "cdl", ops[0])
+    run_color(gpu_backend, img, "lut3d", ops[1])
+    run_spatial(gpu_backend, img, "resize", ops[2], (7, 9))
+    run_spatial(gpu_backend, img, "blur", ops[3], (13, 11))
+    assert gpu_backend.pipelines.compiled == prepared

@@ -6,9 +6,9 @@ import functools
 import math
 import os
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
 from oxi_cli.backends.gpu.shaders import PipelineCache
 from oxi_cli.errors import BackendUnavailable, ProcessingError
-from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp, Lut1d, Lut3d, Matrix, Resize
 from oxi_cli.ops.resize import axis_weights
 
 # Offsets of bound windows are multiples of this: the largest min-storage-buffer-offset-alignment
@@ -257,6 +257,20 @@ class WgpuBackend:
         if target is not out:
             np.copyto(out, target)
         return out
+
+    @_gpu_errors
+    def prepare(self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool) -> None:
+        """Compile every pipeline the chain needs and upload its tables, by running it on a 2x2 image
+        (the executor calls this on a worker thread while the input decodes).
+        """
+        tiny = self.upload(np.ones((2, 2, channels), np.float16))  # the half transfer pipelines too
+        for op in ops:
+            if isinstance(op, ColorOp):
+                op.dispatch(self, tiny, tiny, has_alpha)
+            else:
+                small = replace(op, width=2, height=2) if isinstance(op, Resize) else op
+                small.dispatch(self, tiny, self.allocate(2, 2, channels))
+        self.download(tiny, np.empty((2, 2, channels), np.float16))
 
     @_gpu_errors
     def finish(self) -> None:
