@@ -212,3 +212,18 @@ def test_prepare_compiles_every_pipeline_the_chain_needs(gpu_backend):
     run_spatial(gpu_backend, img, "resize", ops[2], (7, 9))
     run_spatial(gpu_backend, img, "blur", ops[3], (13, 11))
     assert gpu_backend.pipelines.compiled == prepared
+
+
+def test_a_collected_image_lends_its_buffer_to_the_next_of_its_size(gpu_backend):
+    import gc
+
+    first = gpu_backend.allocate(37, 41, 3)
+    buffer = first.buffer
+    del first
+    gc.collect()
+    again = gpu_backend.allocate(41, 37, 3)  # same byte size
+    assert again.buffer is buffer
+    other = gpu_backend.allocate(40, 37, 3)
+    assert other.buffer is not buffer
+    again.release()  # released handles free their memory instead
+    assert gpu_backend.allocate(41, 37, 3).buffer is not buffer
