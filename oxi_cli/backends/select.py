@@ -40,7 +40,7 @@ def get_backend(kind: str | None = "auto", device: int | None = None, threads: i
             raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
         return _cpu(threads)
     if kind == "gpu":
-        return DeferredBackend(lambda: _gpu(device), fallback=None)  # type: ignore[return-value]
+        return DeferredBackend(lambda: _gpu(device), fallback=None, name="gpu")  # type: ignore[return-value]
     if device is None and not _hardware_gpu_possible():
         return _cpu(threads)
 
@@ -56,9 +56,16 @@ class DeferredBackend:
 
     `open_gpu` returns the backend, or None to take `fallback`; when it raises, `fallback` (auto) is used
     after a warning, or, without one (--backend gpu), the error is raised to whoever touches the backend.
+    A `name` known in advance is answered without waiting (a job with nothing to compute only reports it).
     """
 
-    def __init__(self, open_gpu: Callable[[], Backend | None], fallback: Callable[[], Backend] | None) -> None:
+    def __init__(
+        self,
+        open_gpu: Callable[[], Backend | None],
+        fallback: Callable[[], Backend] | None,
+        name: str | None = None,
+    ) -> None:
+        self._name = name
         self._fallback = fallback
         self._backend: Backend | None = None
         self._opened: Backend | None = None
@@ -94,6 +101,17 @@ class DeferredBackend:
                     warn(f"{self._error}; using the CPU backend")
                     self._backend = self._fallback()
             return self._backend
+
+    @property
+    def ready(self) -> bool:
+        """Whether the background open has finished (never waits): reporting can skip a GPU no job used."""
+        return self._done.is_set()
+
+    @property
+    def name(self) -> str:
+        if self._backend is None and self._name is not None:
+            return self._name
+        return self.resolve().name
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _adapter(index: int, kind: str, api: str = "Vulkan", name: str = "gpu") -> AdapterInfo:
-    return AdapterInfo(index, name, api, kind, "driver", 0, 0, 1 << 31, 1 << 27, 1024, 2048, True, None)
+    return AdapterInfo(index, name, api, kind, "driver", 0, 0, 1 << 31, 1 << 27, 1024, 2048, True)
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,13 @@ class AdapterInfo:
     max_workgroup_size: int
     max_texture_3d: int
     shader_f16: bool
-    memory: int | None  # bytes, where the platform tells; None when unknown
+
+    @functools.cached_property
+    def memory(self) -> int | None:
+        """Device memory in bytes where the platform tells (None when unknown); looked up on first use,
+        as it may run nvidia-smi, which opening a device need not wait for.
+        """
+        return _memory(self.kind, self.name, self.vendor_id, self.device_id)
 
     @property
     def is_gpu(self) -> bool:
@@ -53,7 +59,7 @@ class AdapterInfo:
         return order, _API_ORDER.get(self.api, 2), self.index
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "memory": self.memory}
 
 
 @functools.lru_cache(maxsize=1)
@@ -86,7 +92,6 @@ def describe(index: int, adapter: Any) -> AdapterInfo:
         max_workgroup_size=int(limits["max-compute-invocations-per-workgroup"]),
         max_texture_3d=int(limits["max-texture-dimension-3d"]),
         shader_f16="shader-f16" in adapter.features,
-        memory=_memory(kind, name, int(info.get("vendor_id", 0) or 0), int(info.get("device_id", 0) or 0)),
     )
 
 
