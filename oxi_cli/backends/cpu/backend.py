@@ -10,9 +10,10 @@ import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.backends.cpu.jit import set_threads
-from oxi_cli.backends.cpu.kernels import blur, cdl, lut1d, lut3d, matrix, resize
+from oxi_cli.backends.cpu.kernels import blur, color, resize
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
+from oxi_cli.ops.program import compile_program
 from oxi_cli.ops.resize import axis_weights
 
 
@@ -26,20 +27,10 @@ def _rows(a: np.ndarray) -> np.ndarray:
     return a.reshape(a.shape[0], -1)
 
 
-def _domain(op: Lut1d | Lut3d) -> tuple[np.ndarray, np.ndarray]:
-    lo = np.asarray(op.domain_min, dtype=np.float32)
-    scale = (op.size - 1) / (np.asarray(op.domain_max, np.float64) - np.asarray(op.domain_min, np.float64))
-    return lo, scale.astype(np.float32)
-
-
 def _carry_untouched(src: np.ndarray, dst: np.ndarray, first: int) -> None:
     """Colour kernels write only their channels; a separate destination gets the rest copied as is."""
     if dst is not src and src.shape[2] > first:
         dst[..., first:] = src[..., first:]
-
-
-def _f32(values: tuple[float, ...]) -> np.ndarray:
-    return np.asarray(values, dtype=np.float32)
 
 
 class CpuBackend:
@@ -65,10 +56,11 @@ class CpuBackend:
     def prepare(self, ops: Sequence[Op], channels: int, has_alpha: bool) -> None:
         """Load each kernel from Numba's cache (or compile it) by running it on a 2x2 image."""
         tiny = np.ones((2, 2, channels), dtype=np.float32)
+        if any(isinstance(op, ColorOp) for op in ops):
+            # One interpreter serves every colour op, so a single call loads it.
+            self.color_chain(tiny, tiny, [op for op in ops if isinstance(op, ColorOp)], has_alpha)
         for op in ops:
-            if isinstance(op, ColorOp):
-                op.dispatch(self, tiny, tiny, has_alpha)
-            else:
+            if not isinstance(op, ColorOp):
                 small = replace(op, width=2, height=2) if isinstance(op, Resize) else op
                 small.dispatch(self, tiny, self.allocate(2, 2, channels))
 
@@ -86,26 +78,24 @@ class CpuBackend:
         np.copyto(out, handle)
         return out
 
+    def color_chain(self, src: np.ndarray, dst: np.ndarray, ops: Sequence[ColorOp], has_alpha: bool) -> None:
+        program = compile_program(ops, has_alpha)
+        _carry_untouched(src, dst, 4 if program.uses_alpha else 3)
+        color.color_chain(
+            _pixels(src), _pixels(dst), program.ops, program.params, program.tables, program.uses_alpha
+        )
+
     def cdl(self, src: np.ndarray, dst: np.ndarray, op: Cdl) -> None:
-        fn = cdl.cdl_asc if op.style == "asc" else cdl.cdl_noclamp
-        _carry_untouched(src, dst, 3)
-        fn(_pixels(src), _pixels(dst), _f32(op.slope), _f32(op.offset), _f32(op.power), np.float32(op.sat))
+        self.color_chain(src, dst, [op], False)
 
     def matrix(self, src: np.ndarray, dst: np.ndarray, op: Matrix, has_alpha: bool) -> None:
-        # A matrix that leaves alpha alone must not route it through zero coefficients (0 * Inf = NaN).
-        with_alpha = has_alpha and op.touches_alpha()
-        fn = matrix.matrix_rgba if with_alpha else matrix.matrix_rgb
-        _carry_untouched(src, dst, 4 if with_alpha else 3)
-        fn(_pixels(src), _pixels(dst), op.array.astype(np.float32), _f32(op.offset))
+        self.color_chain(src, dst, [op], has_alpha)
 
     def lut1d(self, src: np.ndarray, dst: np.ndarray, op: Lut1d) -> None:
-        _carry_untouched(src, dst, 3)
-        lut1d.lut1d(_pixels(src), _pixels(dst), op.table, *_domain(op))
+        self.color_chain(src, dst, [op], False)
 
     def lut3d(self, src: np.ndarray, dst: np.ndarray, op: Lut3d) -> None:
-        fn = lut3d.lut3d_tetrahedral if op.interp == "tetrahedral" else lut3d.lut3d_trilinear
-        _carry_untouched(src, dst, 3)
-        fn(_pixels(src), _pixels(dst), op.table, *_domain(op))
+        self.color_chain(src, dst, [op], False)
 
     def resize(self, src: np.ndarray, dst: np.ndarray, op: Resize) -> None:
         h, w, c = src.shape

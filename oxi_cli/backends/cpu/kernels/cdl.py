@@ -1,8 +1,8 @@
-"""ASC CDL kernels in float32, one per clamp style (decided once, no branch per pixel)."""
+"""ASC CDL per pixel in float32, both clamp styles, as OCIO's CDL renderer computes it."""
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.jit import serial
 
 LUMA_R, LUMA_G, LUMA_B = np.float32(0.2126), np.float32(0.7152), np.float32(0.0722)
 ZERO, ONE = np.float32(0.0), np.float32(1.0)
@@ -24,30 +24,23 @@ def _power_noclamp(v, p):
     return v if v <= ZERO else ZERO
 
 
-@kernel
-def cdl_noclamp(src, dst, slope, offset, power, sat):
-    """src/dst are (pixels, C); negatives skip the power, NaN becomes 0, nothing is clamped."""
-    for i in prange(src.shape[0]):
-        r = src[i, 0] * slope[0] + offset[0]
-        g = src[i, 1] * slope[1] + offset[1]
-        b = src[i, 2] * slope[2] + offset[2]
-        r = _power_noclamp(r, power[0])
-        g = _power_noclamp(g, power[1])
-        b = _power_noclamp(b, power[2])
-        luma = LUMA_R * r + LUMA_G * g + LUMA_B * b
-        dst[i, 0] = luma + sat * (r - luma)
-        dst[i, 1] = luma + sat * (g - luma)
-        dst[i, 2] = luma + sat * (b - luma)
+@serial
+def cdl_noclamp(r, g, b, p, o):
+    """p[o:o+10] = slope RGB, offset RGB, power RGB, sat; negatives skip the power, nothing is clamped."""
+    r = _power_noclamp(r * p[o] + p[o + 3], p[o + 6])
+    g = _power_noclamp(g * p[o + 1] + p[o + 4], p[o + 7])
+    b = _power_noclamp(b * p[o + 2] + p[o + 5], p[o + 8])
+    sat = p[o + 9]
+    luma = LUMA_R * r + LUMA_G * g + LUMA_B * b
+    return luma + sat * (r - luma), luma + sat * (g - luma), luma + sat * (b - luma)
 
 
-@kernel
-def cdl_asc(src, dst, slope, offset, power, sat):
+@serial
+def cdl_asc(r, g, b, p, o):
     """ASC v1.2: clamp to [0, 1] after slope/offset and after saturation."""
-    for i in prange(src.shape[0]):
-        r = _clamp01(src[i, 0] * slope[0] + offset[0]) ** power[0]
-        g = _clamp01(src[i, 1] * slope[1] + offset[1]) ** power[1]
-        b = _clamp01(src[i, 2] * slope[2] + offset[2]) ** power[2]
-        luma = LUMA_R * r + LUMA_G * g + LUMA_B * b
-        dst[i, 0] = _clamp01(luma + sat * (r - luma))
-        dst[i, 1] = _clamp01(luma + sat * (g - luma))
-        dst[i, 2] = _clamp01(luma + sat * (b - luma))
+    r = _clamp01(r * p[o] + p[o + 3]) ** p[o + 6]
+    g = _clamp01(g * p[o + 1] + p[o + 4]) ** p[o + 7]
+    b = _clamp01(b * p[o + 2] + p[o + 5]) ** p[o + 8]
+    sat = p[o + 9]
+    luma = LUMA_R * r + LUMA_G * g + LUMA_B * b
+    return _clamp01(luma + sat * (r - luma)), _clamp01(luma + sat * (g - luma)), _clamp01(luma + sat * (b - luma))

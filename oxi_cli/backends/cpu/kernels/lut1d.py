@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.jit import serial
 
 ZERO = np.float32(0.0)
 
@@ -16,14 +16,16 @@ def lut_index(x, lo, scale, top):
     return top if idx > top else idx
 
 
-@kernel
-def lut1d(src, dst, table, lo, scale):
-    top = np.float32(table.shape[0] - 1)
-    last = table.shape[0] - 1
-    for i in prange(src.shape[0]):
-        for c in range(3):
-            idx = lut_index(src[i, c], lo[c], scale[c], top)
-            i0 = int(idx)
-            i1 = min(i0 + 1, last)
-            f = idx - np.float32(i0)
-            dst[i, c] = table[i0, c] + f * (table[i1, c] - table[i0, c])
+@serial
+def _channel(x, c, p, o, t, to, n):
+    idx = lut_index(x, p[o + c], p[o + 3 + c], np.float32(n - 1))
+    i0 = int(idx)
+    i1 = min(i0 + 1, n - 1)
+    v0 = t[to + i0 * 3 + c]
+    return v0 + (idx - np.float32(i0)) * (t[to + i1 * 3 + c] - v0)
+
+
+@serial
+def lut1d(r, g, b, p, o, t, to, n):
+    """p[o:o+6] = domain min RGB, index scale RGB; t[to:] holds n rows of RGB."""
+    return _channel(r, 0, p, o, t, to, n), _channel(g, 1, p, o, t, to, n), _channel(b, 2, p, o, t, to, n)
