@@ -102,6 +102,17 @@ class DeferredBackend:
                     self._backend = self._fallback()
             return self._backend
 
+    def fall_back(self, error: BaseException) -> Backend:
+        """After a GPU failure mid-job (GpuFailure): with `auto`, warn and switch to the CPU backend for good,
+        returning it so the caller can redo the job; with `gpu`, raise `error` again.
+        """
+        if self._fallback is None:
+            raise error
+        with self._lock:
+            warn(f"{error}; redoing it on the CPU backend")
+            self._backend = self._fallback()
+            return self._backend
+
     @property
     def ready(self) -> bool:
         """Whether the background open has finished (never waits): reporting can skip a GPU no job used."""

@@ -146,3 +146,20 @@ def test_probe_never_crashes_without_a_usable_gpu_stack(env):
     assert all(d["api"] != "Vulkan" for d in doc["devices"] if d["kind"] != "cpu")
     if "WGPU_LIB_PATH" in env:
         assert doc["auto"]["backend"] == "cpu" and any("wgpu" in p for p in doc["problems"])
+
+
+def test_auto_falls_back_to_the_cpu_after_a_gpu_failure_and_gpu_does_not(gpu_backend, monkeypatch, capsys):
+    from oxi_cli.backends.gpu.backend import GpuFailure
+
+    monkeypatch.delenv("OXI_BACKEND", raising=False)
+    auto = get_backend("auto", device=gpu_backend.adapter.index)  # auto, on the GPU even if it is software
+    assert auto.name == "gpu"
+    rows = auto.limits().max_buffer_bytes // 16 + 1
+    with pytest.raises(GpuFailure) as info:  # more than the device holds in one buffer
+        auto.allocate(rows, 1, 4)
+    cpu = auto.fall_back(info.value)
+    assert cpu.name == "cpu" and auto.name == "cpu"
+    assert "redoing it on the CPU backend" in capsys.readouterr().err
+    explicit = get_backend("gpu")
+    with pytest.raises(GpuFailure):
+        explicit.fall_back(info.value)

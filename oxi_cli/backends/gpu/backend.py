@@ -151,15 +151,19 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] or type(exc).__name__
 
 
+class GpuFailure(ProcessingError):
+    """The device failed while working (out of memory, lost, driver error): `auto` may redo the job on the CPU."""
+
+
 def _gpu_errors(method: Callable) -> Callable:
-    """Device loss, out-of-memory and driver failures become one-line ProcessingErrors (exit 1)."""
+    """Device loss, out-of-memory and driver failures become one-line GpuFailures (exit 1)."""
 
     @functools.wraps(method)
     def wrapper(self: WgpuBackend, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
         except wgpu.GPUError as exc:
-            raise ProcessingError(
+            raise GpuFailure(
                 f"GPU {self.adapter.name} failed in {method.__name__}: {_one_line(exc)}; "
                 "retry with --backend cpu"
             ) from exc
@@ -227,7 +231,7 @@ class WgpuBackend:
         shape = (int(height), int(width), int(channels))
         nbytes = math.prod(shape) * 4
         if nbytes > self._max_buffer:
-            raise ProcessingError(
+            raise GpuFailure(
                 f"a {width}x{height}x{channels} float image ({nbytes / 2**30:.2f} GiB) exceeds the largest "
                 f"buffer of {self.adapter.name} ({self._max_buffer / 2**30:.2f} GiB); use --backend cpu"
             )
