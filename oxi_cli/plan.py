@@ -1,0 +1,681 @@
+"""Choose single-pass, tiled or streaming execution from the image, the op chain's working set and memory limits.
+
+Every number comes from the chain: each band or tile maps back, op by op, to the input rows and columns it
+needs (blur widens by R = ceil(3σ), resize by its filter taps), and the bytes follow from those ranges, the
+file's pixel types (I/O buffers) and float32 (working buffers).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from oxi_cli.backends.base import DeviceLimits
+from oxi_cli.errors import UsageError
+from oxi_cli.image import PIXEL_DTYPES, Image
+from oxi_cli.io.common import ImageSpec
+from oxi_cli.ops import Blur, ImageOp, Lut1d, Lut3d, Op, Resize
+from oxi_cli.ops.resize import AxisWeights, axis_weights
+
+STRATEGIES = ("auto", "single", "tiled", "streaming")
+# Half of what the kernel calls available: the rest stays for the page cache that EXR reads and writes go
+# through and for other programs; the CPU backend's own "usable" figure (60%) bounds compute, not the process.
+DEFAULT_RAM_FRACTION = 0.5
+# Resident size of the process before any pixel arrives, measured on the 2-core box: Python + numpy +
+# OpenEXR + the Numba kernels of a blur/CDL/resize chain = 146 MiB (CPU); the wgpu backend adds its
+# library and device (plus staging buffers, see host_overhead()).
+RUNTIME_FLOOR = {"cpu": 160 << 20, "gpu": 224 << 20}
+# Float32 working set per band beyond which bigger bands buy nothing but memory (the per-band overhead is a
+# few milliseconds; 64 MiB is 2048 rows of 2K RGBA or 256 rows of 16K RGBA).
+BAND_TARGET_BYTES = 64 << 20
+# Largest tile side tried; at 4096² RGBA float32 a tile is 256 MiB, past the point where GPUs run faster.
+MAX_TILE = 4096
+MIN_TILE = 16
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from `512M`, `2G`, `1.5GiB`, `300MB`, `65536`; units are binary (1K = 1024), case-insensitive."""
+    if isinstance(text, int):
+        if text <= 0:
+            raise UsageError(f"a memory size must be positive, got {text}")
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", str(text), re.IGNORECASE)
+    if not match or (match.group(2) == "" and re.search(r"[a-z]", str(text), re.IGNORECASE)):
+        raise UsageError(f"cannot read memory size {text!r}; write it like 512M, 2G or 1.5GiB")
+    value = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if value < 1:
+        raise UsageError(f"a memory size must be at least 1 byte, got {text!r}")
+    return int(value)
+
+
+def format_size(n: int) -> str:
+    """Bytes as the short binary figure people read: 512.0 MiB, 1.50 GiB."""
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.2f} GiB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB"
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def available_ram() -> int:
+    """MemAvailable from /proc/meminfo (what can be used without swapping), else free physical pages."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def default_ram_budget() -> int:
+    return int(available_ram() * DEFAULT_RAM_FRACTION)
+
+
+def current_rss() -> int:
+    """Resident bytes of this process now."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def shares_host_memory(backend: Any) -> bool:
+    """True when the backend computes in host RAM: the CPU, or a software or integrated GPU adapter."""
+    if backend.name == "cpu":
+        return True
+    kind = getattr(getattr(backend, "adapter", None), "kind", "unknown")
+    return kind in ("software", "integrated")
+
+
+def host_overhead(backend: Any) -> int:
+    """Host bytes a backend keeps besides the pixels: the wgpu backend's two upload and two download
+    staging buffers (host-visible memory, in the process's RSS once touched)."""
+    if backend.name != "gpu":
+        return 0
+    from oxi_cli.backends.gpu.backend import STAGING_BYTES
+
+    return 4 * min(STAGING_BYTES, backend.limits().max_binding_bytes)
+
+
+def windowed_resize(backend_name: str) -> bool:
+    """Whether stream.py can resize a band with the whole image's weights on this backend (the CPU's
+    kernel takes weights as arrays; the GPU backend derives them from the sizes it is handed)."""
+    return backend_name == "cpu"
+
+
+def runtime_bytes(backend_name: str) -> int:
+    return max(current_rss(), RUNTIME_FLOOR.get(backend_name, RUNTIME_FLOOR["cpu"]))
+
+
+# --- how bands and tiles map back through the chain -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One spatial op along one axis: `src` pixels in, `dst` out."""
+
+    src: int
+    dst: int
+    radius: int = 0  # blur
+    # Resize: the lowest input index any output at or after o reads (suffix minimum of the first tap), the
+    # highest any output at or before o reads (prefix maximum of the last tap), and src/dst in lowest terms.
+    first: np.ndarray | None = None
+    last: np.ndarray | None = None
+    p: int = 1
+    q: int = 1
+
+
+@lru_cache(maxsize=16)
+def image_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
+    """ops.resize.axis_weights for a whole axis, computed once per job (every band slices the same arrays)."""
+    return axis_weights(filter_name, src, dst)
+
+
+def window_weights(
+    filter_name: str, full: tuple[int, int], start: tuple[int, int], size: tuple[int, int]
+) -> AxisWeights:
+    """Weights of outputs [start[1], start[1] + size[1]) of a full[0] -> full[1] resize, with tap indices
+    relative to an input band starting at row start[0] and size[0] rows long (clamped into it: only
+    outputs a band crops away can reach past its ends)."""
+    ax = image_weights(filter_name, *full)
+    rows = slice(start[1], start[1] + size[1])
+    return AxisWeights(
+        index=np.ascontiguousarray(np.clip(ax.index[rows] - start[0], 0, size[0] - 1), dtype=np.int32),
+        weight=np.ascontiguousarray(ax.weight[rows]),
+        count=np.ascontiguousarray(ax.count[rows]),
+    )
+
+
+@lru_cache(maxsize=32)
+def _resize_step(filter_name: str, src: int, dst: int) -> _Step:
+    ax = image_weights(filter_name, src, dst)
+    first = ax.index[:, 0].astype(np.int64)
+    last = ax.index[np.arange(dst), ax.count - 1].astype(np.int64)
+    g = math.gcd(src, dst)
+    return _Step(
+        src,
+        dst,
+        first=np.minimum.accumulate(first[::-1])[::-1],
+        last=np.maximum.accumulate(last),
+        p=src // g,
+        q=dst // g,
+    )
+
+
+def axis_steps(ops: Sequence[Op], size: int, axis: int) -> list[_Step]:
+    """The spatial ops of a chain as seen along rows (axis 0) or columns (axis 1) of a `size` input."""
+    steps = []
+    for op in ops:
+        if isinstance(op, Blur):
+            steps.append(_Step(size, size, radius=op.radius))
+        elif isinstance(op, Resize):
+            dst = op.height if axis == 0 else op.width
+            steps.append(_resize_step(op.filter, size, dst))
+            size = dst
+        elif isinstance(op, ImageOp):
+            raise UsageError(f"the planner does not know the footprint of {op.name}; use --strategy single")
+    return steps
+
+
+@dataclass(frozen=True)
+class AxisSpans:
+    """Segments of one output axis and, for each, the input range to read and the range each op computes.
+
+    A band or tile is computed over `read` (input coordinates) and every intermediate range in `stages`;
+    only its own output range `out` is kept (`crop` is where it starts inside the computed output).
+    """
+
+    out: np.ndarray  # (n, 2) output [start, stop)
+    read: np.ndarray  # (n, 2) input [start, stop)
+    stages: tuple[np.ndarray, ...]  # one (n, 2) computed range per spatial op, in its output coordinates
+    sizes: tuple[tuple[int, int], ...]  # each spatial op's whole-image (src, dst) along this axis
+    windowed: bool
+    align: int  # read ranges start on multiples of this (1 when windowed)
+
+    @property
+    def count(self) -> int:
+        return int(self.out.shape[0])
+
+    @property
+    def crop(self) -> np.ndarray:
+        final = self.stages[-1] if self.stages else self.read
+        return self.out - final[:, :1]
+
+    def lengths(self) -> list[int]:
+        """Longest range per stage (read first), the sizes buffers must hold."""
+        return [int((r[:, 1] - r[:, 0]).max()) for r in (self.read, *self.stages)]
+
+
+def _floor_to(x: np.ndarray, m: int) -> np.ndarray:
+    return (x // m) * m
+
+
+def _ceil_to(x: np.ndarray, m: int) -> np.ndarray:
+    return -((-x) // m) * m
+
+
+def axis_spans(
+    steps: Sequence[_Step], size: int, starts: np.ndarray, stops: np.ndarray, *, windowed: bool = False
+) -> AxisSpans:
+    """Map output segments [starts, stops) back through `steps` to the input each one needs.
+
+    Backwards, each op turns the rows that must come out exact into the rows that must go in exact:
+    blur adds R on each side (clamped at the image edge, where the kernel's own clamping then applies
+    because the band is at the edge too); resize takes its taps' range. Forwards, the read range then
+    gives the range every op computes, and each output segment is cropped from the last one.
+
+    `windowed`: the backend resizes a band with the whole image's weights for the rows it covers
+    (stream.py does this on the CPU), so a resize computes exactly the rows needed after it. Otherwise
+    a backend derives weights from the band's own size, and they equal the whole image's only when the
+    band's input starts and ends on multiples of src/gcd(src, dst) rows: that alignment is carried back
+    through the chain (a later resize makes it a least common multiple) and applied to the read range.
+    """
+    need0 = np.asarray(starts, dtype=np.int64)
+    need1 = np.asarray(stops, dtype=np.int64)
+    out = np.stack([need0, need1], axis=1)
+    align = 1
+    needs = []  # each step's needed output range, backwards
+    for step in reversed(steps):
+        needs.append(np.stack([need0, need1], axis=1))
+        if step.first is None:  # blur
+            need0 = np.maximum(need0 - step.radius, 0)
+            need1 = np.minimum(need1 + step.radius, step.src)
+        else:
+            need0 = step.first[need0]
+            need1 = step.last[need1 - 1] + 1
+            if not windowed:
+                align = math.lcm(align, step.q) // step.q * step.p
+    needs.reverse()
+    read0 = _floor_to(need0, align)
+    read1 = np.minimum(_ceil_to(need1, align), size)
+    read = np.stack([read0, read1], axis=1)
+    stages = []
+    current = read
+    for step, need in zip(steps, needs, strict=True):
+        if step.first is not None:
+            if windowed:
+                current = need
+            else:
+                lo, hi = current[:, 0], current[:, 1]
+                hi = np.where(hi == step.src, step.dst, hi // step.p * step.q)
+                current = np.stack([lo // step.p * step.q, hi], axis=1)
+        if (current[:, 0] > need[:, 0]).any() or (current[:, 1] < need[:, 1]).any():
+            raise AssertionError("planner: a band's computed range misses rows the next op needs")
+        stages.append(current)
+    sizes = tuple((step.src, step.dst) for step in steps)
+    return AxisSpans(out, read, tuple(stages), sizes, windowed, align)
+
+
+def segments(total: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.arange(0, total, max(1, size), dtype=np.int64)
+    return starts, np.minimum(starts + size, total)
+
+
+# --- the plan ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one job will run, what it should cost, and why; `to_dict()` is what `--plan --json` prints.
+
+    Tile and band sizes are in output pixels: streaming bands are `tile_height` rows of the full width.
+    Memory figures are estimated peaks. `ram_bytes` counts the image buffers the job allocates (pixels as
+    stored, float32 working copies, and the device's when it computes in RAM); that is what the budget
+    bounds. `runtime_bytes` is the fixed rest of the process (interpreter, libraries, compiled kernels,
+    GPU staging buffers), so peak RSS is about the sum. `vram_bytes` is the compute device's peak.
+    """
+
+    strategy: str  # 'single' | 'tiled' | 'streaming'
+    width: int
+    height: int
+    out_width: int
+    out_height: int
+    channels: int  # float32 channels the device computes on
+    tile_width: int
+    tile_height: int
+    count: int  # tiles or bands (1 for single)
+    read_rows: int  # most input rows one band or tile reads, halo included
+    read_cols: int
+    read_pixels: int  # input pixels all pieces read together: the image's plus every halo
+    ram_bytes: int
+    runtime_bytes: int
+    vram_bytes: int
+    ram_budget: int
+    vram_budget: int
+    fits: bool
+    reason: str
+    notes: tuple[str, ...] = field(default=())
+    windowed: bool = True  # bands resize with the whole image's weights (CPU backend; see axis_spans)
+
+    @property
+    def band_rows(self) -> int:
+        return self.tile_height
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["notes"] = list(self.notes)
+        return d
+
+    def summary(self) -> str:
+        """One line: strategy, pieces, memory per device."""
+        if self.strategy == "single":
+            what = "single pass"
+        elif self.strategy == "tiled":
+            what = f"{self.count} tiles of {self.tile_width}x{self.tile_height}"
+        else:
+            what = f"{self.count} bands of {self.tile_height} rows"
+        return (
+            f"{what}; RAM {format_size(self.ram_bytes)} of {format_size(self.ram_budget)} "
+            f"(+{format_size(self.runtime_bytes)} runtime), "
+            f"device {format_size(self.vram_bytes)} of {format_size(self.vram_budget)}"
+        )
+
+
+@dataclass(frozen=True)
+class _Cost:
+    ram: int
+    vram: int
+    largest_buffer: int
+    largest_dim: int
+    read_rows: int
+    read_cols: int
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What the cost model needs to know about one job, worked out once."""
+
+    spec: ImageSpec
+    ops: tuple[Op, ...]
+    limits: DeviceLimits
+    ram_budget: int
+    vram_budget: int
+    work_channels: int
+    in_bpp: int  # bytes per pixel of every channel as stored in the file
+    out_bpp: int  # ... as it will be written
+    out_size: tuple[int, int]
+    rows: tuple[_Step, ...]
+    cols: tuple[_Step, ...]
+    shared: bool  # the device computes in host RAM
+    adopts: bool  # the backend's first handle is the gathered host array itself (CPU backend)
+    windowed: bool  # bands resize with the whole image's weights (see axis_spans)
+    runtime: int
+    overhead: int
+    tables: int
+
+    def cost(self, rows: AxisSpans, cols: AxisSpans, strategy: str) -> _Cost:
+        """Peak RAM and device bytes for the largest band or tile of this partition."""
+        r, c = rows.lengths(), cols.lengths()
+        stage_px = [h * w for h, w in zip(r, c, strict=True)]  # read, then after each spatial op
+        out_px = int((rows.out[:, 1] - rows.out[:, 0]).max()) * int((cols.out[:, 1] - cols.out[:, 0]).max())
+        f32 = 4 * self.work_channels
+        pairs = [stage_px[i] + stage_px[i + 1] for i in range(len(stage_px) - 1)]
+        device = f32 * max(pairs or [stage_px[0]]) + self.tables if self.work_channels else 0
+        if self.adopts:
+            # The CPU backend adopts the gathered array as its first handle and keeps it until the chain
+            # returns, so every later op's source and destination sit beside it.
+            live = [stage_px[0] + stage_px[i + 1] + (stage_px[i] if i else 0) for i in range(len(stage_px) - 1)]
+            host_work = f32 * max(live or [stage_px[0]])
+        else:
+            host_work = f32 * (stage_px[0] + stage_px[-1]) + (device if self.shared else 0)
+        in_io = stage_px[0] * self.in_bpp
+        out_io = out_px * self.out_bpp
+        whole_in = self.spec.width * self.spec.height * self.in_bpp
+        whole_out = self.out_size[0] * self.out_size[1] * self.out_bpp
+        # Streaming holds one band decoding, one queued and one computing, one encoded band queued and one
+        # encoding; single and tiled hold the whole input and output planes and one tile's work.
+        streaming = strategy == "streaming"
+        ram = 3 * in_io + host_work + 2 * out_io if streaming else whole_in + whole_out + host_work
+        dims = max([*r, *c])
+        return _Cost(ram, device, f32 * max(stage_px), dims, r[0], c[0])
+
+    def fits(self, cost: _Cost) -> bool:
+        return (
+            cost.ram <= self.ram_budget
+            and cost.vram <= self.vram_budget
+            and cost.largest_buffer <= self.limits.max_buffer_bytes
+            and cost.largest_dim <= self.limits.max_dim
+        )
+
+    def whole(self, axis: int) -> AxisSpans:
+        steps, size, out = (self.rows, self.spec.height, self.out_size[1]) if axis == 0 else (
+            self.cols, self.spec.width, self.out_size[0])
+        return axis_spans(steps, size, np.array([0]), np.array([out]), windowed=self.windowed)
+
+    def split(self, axis: int, piece: int) -> AxisSpans:
+        steps, size, out = (self.rows, self.spec.height, self.out_size[1]) if axis == 0 else (
+            self.cols, self.spec.width, self.out_size[0])
+        return axis_spans(steps, size, *segments(out, piece), windowed=self.windowed)
+
+
+def _bytes_per_pixel(types: dict[str, str]) -> int:
+    return sum(PIXEL_DTYPES[t].itemsize for t in types.values())
+
+
+def _table_bytes(ops: Sequence[Op]) -> int:
+    """Device copies of LUTs (as vec4, the widest layout a shader may use) and resize weights."""
+    total = 0
+    for op in ops:
+        if isinstance(op, Lut3d):
+            total += op.size**3 * 16
+        elif isinstance(op, Lut1d):
+            total += op.size * 16
+    return total
+
+
+def _largest_fitting(fits: Callable[[int], bool], top: int) -> int | None:
+    """Largest n in 1..top with fits(n), assuming bigger pieces never need less memory."""
+    if top < 1 or not fits(1):
+        return None
+    if fits(top):
+        return top
+    lo, hi = 1, top  # fits(lo), not fits(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _region_notes(spec: ImageSpec) -> tuple[str, ...]:
+    header = spec.meta.header
+    notes = []
+    if "tiles" in header:
+        notes.append("the tiled input is written as scanlines (OpenEXR's band writer cannot write tiles)")
+    if getattr(header.get("lineOrder"), "name", "") == "DECREASING_Y":
+        notes.append("lineOrder DECREASING_Y is written as INCREASING_Y (bands are written top to bottom)")
+    return tuple(notes)
+
+
+def make_plan(
+    spec: ImageSpec,
+    ops: Sequence[Op],
+    limits: DeviceLimits,
+    ram_budget: int,
+    vram_budget: int | None = None,
+    force: str | None = None,
+    *,
+    out_format: str = "exr",
+    out_type: str = "same",
+    whole_only: str | None = None,
+    shared_memory: bool = True,
+    backend_name: str = "cpu",
+    overhead: int = 0,
+    runtime: int | None = None,
+) -> Plan:
+    """Pick (or check a forced) strategy for running `ops` on the image `spec` describes.
+
+    `limits` are the backend's; `vram_budget` overrides its usable memory. `whole_only` is a reason the
+    file pair can only be read or written whole (non-EXR, multi-part), which rules streaming out; `shared_memory`
+    says the device computes in host RAM (CPU, software GPU), so its bytes count against `ram_budget` too.
+    `overhead` is host memory the backend holds besides pixels; `runtime` the process's own resident size.
+    With `force=None` (auto): single pass if it fits, else tiles if the image fits in RAM but not on the
+    device, else bands; when nothing fits, the smallest plan comes back with `fits=False`. A forced
+    strategy that cannot fit (or cannot run on these files) raises UsageError with the numbers.
+    """
+    from oxi_cli.execute import output_types, working_channels
+
+    if force in (None, "auto"):
+        force = None
+    elif force not in STRATEGIES:
+        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {force!r}")
+    ops = tuple(op for op in ops if not op.is_identity())
+    names, _ = working_channels(spec.channels, ops)
+    out_w, out_h = spec.width, spec.height
+    for op in ops:
+        if isinstance(op, ImageOp):
+            out_w, out_h = op.out_size(out_w, out_h)
+    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
+    if whole_only is None and spec.meta.format != "exr":
+        whole_only = f"{spec.meta.format.upper()} input can only be read whole"
+    if whole_only is None and out_format != "exr":
+        whole_only = f"{out_format.upper()} output can only be written whole"
+    job = _Job(
+        spec=spec,
+        ops=ops,
+        limits=limits,
+        ram_budget=int(ram_budget),
+        vram_budget=int(vram_budget if vram_budget is not None else limits.usable_memory),
+        work_channels=len(names),
+        in_bpp=_bytes_per_pixel(spec.meta.pixel_types),
+        out_bpp=_bytes_per_pixel(types),
+        out_size=(out_w, out_h),
+        rows=tuple(axis_steps(ops, spec.height, 0)),
+        cols=tuple(axis_steps(ops, spec.width, 1)),
+        shared=shared_memory,
+        adopts=backend_name == "cpu",
+        windowed=windowed_resize(backend_name),
+        runtime=runtime if runtime is not None else runtime_bytes(backend_name),
+        overhead=overhead,
+        tables=_table_bytes(ops),
+    )
+    planner = _Planner(job, whole_only)
+    if force is not None:
+        return planner.forced(force)
+    return planner.auto()
+
+
+class _Planner:
+    def __init__(self, job: _Job, whole_only: str | None) -> None:
+        self.job = job
+        self.whole_only = whole_only
+        self.notes = _region_notes(job.spec)
+        align = job.whole(0).align, job.whole(1).align
+        # Without windowed weights a resize fixes where bands may start; say so, it explains big bands.
+        self.align_notes = tuple(
+            f"bands start on multiples of {a} input {what}: the backend derives resize weights from a "
+            "band's size, which match the image's only there"
+            for a, what in zip(align, ("rows", "columns"), strict=True)
+            if a > 1
+        )
+
+    def _plan(self, strategy: str, rows: AxisSpans, cols: AxisSpans, reason: str, notes: tuple = ()) -> Plan:
+        job = self.job
+        cost = job.cost(rows, cols, strategy)
+        out_w, out_h = job.out_size
+        tile_h = int((rows.out[:, 1] - rows.out[:, 0]).max())
+        tile_w = int((cols.out[:, 1] - cols.out[:, 0]).max())
+        return Plan(
+            strategy=strategy,
+            width=job.spec.width,
+            height=job.spec.height,
+            out_width=out_w,
+            out_height=out_h,
+            channels=job.work_channels,
+            tile_width=tile_w,
+            tile_height=tile_h,
+            count=rows.count * cols.count,
+            read_rows=cost.read_rows,
+            read_cols=cost.read_cols,
+            read_pixels=int((rows.read[:, 1] - rows.read[:, 0]).sum() * (cols.read[:, 1] - cols.read[:, 0]).sum()),
+            ram_bytes=cost.ram,
+            runtime_bytes=job.runtime + job.overhead,
+            vram_bytes=cost.vram,
+            ram_budget=job.ram_budget,
+            vram_budget=job.vram_budget,
+            fits=job.fits(cost),
+            reason=reason,
+            notes=notes,
+            windowed=job.windowed,
+        )
+
+    # -- candidates ---------------------------------------------------------------------------------------
+
+    def single(self) -> Plan:
+        job = self.job
+        return self._plan("single", job.whole(0), job.whole(1), "")
+
+    def _target_rows(self) -> int:
+        """Rows per band that make BAND_TARGET_BYTES of float32 work, at least 8 times the row halo."""
+        job = self.job
+        out_w, out_h = job.out_size
+        per_row = max(1, out_w * max(job.work_channels, 1) * 4)
+        halo = sum(s.radius for s in job.rows)
+        return max(16, BAND_TARGET_BYTES // per_row, 8 * halo)
+
+    def bands(self, strategy: str, cap: int | None = None) -> Plan | None:
+        """Full-width bands: the tallest that fits, up to the target size; None if not even one row fits."""
+        job = self.job
+        out_h = job.out_size[1]
+        cols = job.whole(1)
+        cap = min(out_h, cap or self._target_rows())
+
+        def fits(n: int) -> bool:
+            return job.fits(job.cost(job.split(0, n), cols, strategy))
+
+        n = _largest_fitting(fits, cap)
+        if n is None:
+            return None
+        return self._plan(strategy, job.split(0, n), cols, "")
+
+    def squares(self) -> Plan | None:
+        """Square tiles (for images too wide for full-width strips): the largest power of two that fits."""
+        job = self.job
+        side = MAX_TILE
+        while side >= MIN_TILE:
+            rows, cols = job.split(0, side), job.split(1, side)
+            if job.fits(job.cost(rows, cols, "tiled")):
+                return self._plan("tiled", rows, cols, "")
+            side //= 2
+        return None
+
+    def tiles(self) -> Plan | None:
+        """Full-width strips or square tiles, whichever reads fewer pixels (halos and resize periods included)."""
+        strips = self.bands("tiled", cap=max(1, (MAX_TILE * MAX_TILE) // max(1, self.job.out_size[0])))
+        options = [p for p in (strips, self.squares()) if p is not None]
+        return min(options, key=lambda p: (p.read_pixels, p.count)) if options else None
+
+    def smallest(self, strategy: str) -> Plan:
+        job = self.job
+        if strategy == "streaming":
+            return self._plan(strategy, job.split(0, 1), job.whole(1), "")
+        return self._plan(strategy, job.split(0, MIN_TILE), job.split(1, MIN_TILE), "")
+
+    # -- choices --------------------------------------------------------------------------------------------
+
+    def _numbers(self, plan: Plan) -> str:
+        return (
+            f"needs {format_size(plan.ram_bytes)} RAM (budget {format_size(plan.ram_budget)}) and "
+            f"{format_size(plan.vram_bytes)} on the device (budget {format_size(plan.vram_budget)})"
+        )
+
+    def _with(self, plan: Plan, reason: str, notes: tuple = ()) -> Plan:
+        if plan.strategy != "single":
+            notes = (*notes, *self.align_notes)
+        return Plan(**{**plan.__dict__, "reason": reason, "notes": tuple(notes)})
+
+    def auto(self) -> Plan:
+        single = self.single()
+        if single.fits:
+            return self._with(single, f"the whole image fits: {self._numbers(single)}")
+        why = f"a single pass {self._numbers(single)}"
+        if single.ram_bytes <= self.job.ram_budget or self.whole_only is not None:
+            tiled = self.tiles()
+            if tiled is not None and tiled.fits:
+                return self._with(tiled, f"{why}; tiles fit the device")
+        if self.whole_only is None:
+            streamed = self.bands("streaming")
+            if streamed is not None:
+                return self._with(streamed, f"{why}; {streamed.count} bands stream through", self.notes)
+            least = self.smallest("streaming")
+            return self._with(
+                least, f"{why}; even 1-row bands need {format_size(least.ram_bytes)}: over budget", self.notes
+            )
+        tiled = self.tiles()
+        best = tiled if tiled is not None else self.smallest("tiled")
+        if best.ram_bytes > single.ram_bytes:
+            best = single
+        return self._with(best, f"{why}; {self.whole_only}, so it cannot stream: over budget")
+
+    def forced(self, strategy: str) -> Plan:
+        flag = f"--strategy {strategy}"
+        if strategy == "single":
+            plan = self.single()
+            if not plan.fits:
+                raise UsageError(f"{flag} {self._numbers(plan)}; raise --memory-limit/--vram-limit or use auto")
+            return self._with(plan, f"forced; {self._numbers(plan)}")
+        if strategy == "streaming" and self.whole_only is not None:
+            raise UsageError(f"{flag} needs EXR input and output read by regions: {self.whole_only}")
+        plan = self.tiles() if strategy == "tiled" else self.bands("streaming")
+        if plan is None or not plan.fits:
+            least = self.smallest(strategy)
+            why = f" ({self.align_notes[0]})" if self.align_notes else ""
+            raise UsageError(
+                f"{flag}: even the smallest {'tiles' if strategy == 'tiled' else 'bands'} "
+                f"{self._numbers(least)}{why}; raise --memory-limit/--vram-limit"
+            )
+        notes = self.notes if strategy == "streaming" else ()
+        return self._with(plan, f"forced; {plan.count} pieces {self._numbers(plan)}", notes)

@@ -1,0 +1,576 @@
+"""Run a plan: one pass, tiles of an image held in RAM, or bands streamed from EXR to EXR through three threads."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from oxi_cli.backends.base import Backend
+from oxi_cli.errors import OxiError, ProcessingError, UsageError
+from oxi_cli.execute import (
+    FileSink,
+    FileSource,
+    MemorySink,
+    MemorySource,
+    Result,
+    _read_while_preparing,
+    execute,
+    gather,
+    output_types,
+    run_chain,
+    working_channels,
+)
+from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
+from oxi_cli.io.common import ImageSpec, one_line
+from oxi_cli.ops import ImageOp, Op, Resize
+from oxi_cli.plan import (
+    AxisSpans,
+    Plan,
+    axis_spans,
+    axis_steps,
+    default_ram_budget,
+    host_overhead,
+    make_plan,
+    parse_size,
+    runtime_bytes,
+    segments,
+    shares_host_memory,
+    window_weights,
+)
+
+Progress = Callable[[int, int], None]
+
+
+class RegionSource(Protocol):
+    """Rows of an image on demand; `spec` describes the whole image."""
+
+    spec: ImageSpec
+
+    def read_rows(self, start: int, stop: int) -> dict[str, np.ndarray]: ...
+
+
+class RegionSink(Protocol):
+    def write_rows(self, planes: dict[str, np.ndarray]) -> None: ...
+
+
+@dataclass
+class MemoryRegionSource:
+    """An Image served by rows, for tests and for callers that hold pixels already."""
+
+    image: Image
+
+    @property
+    def spec(self) -> ImageSpec:
+        return ImageSpec(self.image.width, self.image.height, self.image.channels, self.image.meta)
+
+    def read_rows(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        return {name: plane[start:stop] for name, plane in self.image.planes.items()}
+
+
+class MemoryRegionSink:
+    """Collects bands; `image()` joins them."""
+
+    def __init__(self) -> None:
+        self.bands: list[dict[str, np.ndarray]] = []
+
+    def write_rows(self, planes: dict[str, np.ndarray]) -> None:
+        self.bands.append({name: np.array(plane) for name, plane in planes.items()})
+
+    def planes(self) -> dict[str, np.ndarray]:
+        return {name: np.concatenate([b[name] for b in self.bands]) for name in self.bands[0]}
+
+
+# --- planning from files -----------------------------------------------------------------------------------
+
+
+def plan_for_files(
+    ops: Sequence[Op],
+    source_path: str | Path,
+    dest_path: str | Path,
+    backend: Backend,
+    *,
+    strategy: str = "auto",
+    memory_limit: str | int | None = None,
+    vram_limit: str | int | None = None,
+    out_type: str = "same",
+) -> Plan:
+    """The plan for `oxi ... IN OUT` with --strategy, --memory-limit and --vram-limit (sizes like 512M)."""
+    from oxi_cli.io import format_for, read_spec
+    from oxi_cli.io.exr_stream import region_blocker
+
+    source_path, dest_path = Path(source_path), Path(dest_path)
+    try:
+        out_format = format_for(dest_path)
+    except OxiError as e:  # for an output, a wrong extension is a usage mistake
+        raise UsageError(str(e)) from None
+    spec = read_spec(source_path)
+    blocker = region_blocker(source_path) if spec.meta.format == "exr" else None
+    return make_plan(
+        spec,
+        ops,
+        backend.limits(),
+        parse_size(memory_limit) if memory_limit is not None else default_ram_budget(),
+        parse_size(vram_limit) if vram_limit is not None else None,
+        strategy,
+        out_format=out_format,
+        out_type=out_type,
+        whole_only=blocker,
+        shared_memory=shares_host_memory(backend),
+        backend_name=backend.name,
+        overhead=host_overhead(backend),
+        runtime=runtime_bytes(backend.name),
+    )
+
+
+# --- the three-stage pipeline ------------------------------------------------------------------------------
+
+_DONE = object()
+
+
+class _Pipeline:
+    """Decode, compute and encode on three threads joined by one-slot queues, so each band's decode, the
+    previous band's compute and the one before's encode overlap (OpenEXR and Numba release the GIL in
+    their pixel loops). The first failure in any stage stops all three and is raised on the caller's
+    thread; `busy` holds each stage's working seconds."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.errors: list[BaseException] = []
+        self.busy = {"read": 0.0, "compute": 0.0, "write": 0.0}
+
+    def _fail(self, error: BaseException) -> None:
+        self.errors.append(error)
+        self.stop.set()
+
+    def _put(self, q: queue.Queue, item: Any) -> bool:
+        while not self.stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _get(self, q: queue.Queue) -> Any:
+        while True:
+            try:
+                return q.get(timeout=0.05)
+            except queue.Empty:
+                if self.stop.is_set():
+                    return _DONE
+
+    def _timed(self, stage: str, fn: Callable[..., Any], *args: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.busy[stage] += time.perf_counter() - t
+
+    def run(
+        self,
+        jobs: Iterable[Any],
+        read: Callable[[Any], Any],
+        compute: Callable[[Any], Any],
+        write: Callable[[Any], None],
+    ) -> None:
+        decoded: queue.Queue = queue.Queue(maxsize=1)
+        encoded: queue.Queue = queue.Queue(maxsize=1)
+
+        def reader() -> None:
+            try:
+                for job in jobs:
+                    if self.stop.is_set() or not self._put(decoded, self._timed("read", read, job)):
+                        return
+            except BaseException as e:
+                self._fail(e)
+            finally:
+                self._put(decoded, _DONE)
+
+        def writer() -> None:
+            try:
+                while (item := self._get(encoded)) is not _DONE:
+                    self._timed("write", write, item)
+            except BaseException as e:
+                self._fail(e)
+
+        threads = [
+            threading.Thread(target=reader, name="oxi-decode"),
+            threading.Thread(target=writer, name="oxi-encode"),
+        ]
+        for t in threads:
+            t.start()
+        try:
+            while (item := self._get(decoded)) is not _DONE:
+                if not self._put(encoded, self._timed("compute", compute, item)):
+                    break
+            self._put(encoded, _DONE)
+        except BaseException as e:  # Ctrl-C included: stop the other stages, then re-raise
+            self._fail(e)
+        finally:
+            while any(t.is_alive() for t in threads):
+                for t in threads:
+                    t.join(timeout=0.1)
+        if self.errors:
+            raise self.errors[0]
+
+
+# --- band and tile maths shared by both region strategies ---------------------------------------------------
+
+
+def _out_size(ops: Sequence[Op], width: int, height: int) -> tuple[int, int]:
+    for op in ops:
+        if isinstance(op, ImageOp):
+            width, height = op.out_size(width, height)
+    return width, height
+
+
+def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[str, str]) -> dict[str, np.ndarray]:
+    """Channels that pass through untouched, in the output's pixel types."""
+    return {
+        name: plane if types[name] == stored[name] else from_float32(to_float32(plane, stored[name]), types[name])
+        for name, plane in planes.items()
+    }
+
+
+@dataclass
+class _Chain:
+    """One job's chain with what every band needs: working channels, output types, a prepare thread."""
+
+    ops: list[Op]
+    names: list[str]
+    has_alpha: bool
+    types: dict[str, str]
+    backend: Backend
+
+    def start_prepare(self) -> Callable[[], None]:
+        """Load the kernels on a worker thread (as a single pass does while decoding); returns a waiter."""
+        failure: list[BaseException] = []
+
+        def prepare() -> None:
+            try:
+                if self.ops and self.names:
+                    self.backend.prepare(self.ops, len(self.names), self.has_alpha)
+            except BaseException as e:
+                failure.append(e)
+
+        worker = threading.Thread(target=prepare, name="oxi-prepare", daemon=True)
+        worker.start()
+
+        def wait() -> None:
+            worker.join()
+            if failure:
+                raise failure[0]
+
+        return wait
+
+    def local_ops(self, rows: AxisSpans, i: int, cols: AxisSpans, j: int) -> list[Op]:
+        """The chain for band/tile (i, j): each resize produces that piece's computed range, not the image's
+        size; with windowed spans it also carries where the piece lies, to use the image's weights."""
+        ops, k = [], 0
+        for op in self.ops:
+            if isinstance(op, ImageOp):
+                if isinstance(op, Resize):
+                    (y0, y1), (x0, x1) = rows.stages[k][i], cols.stages[k][j]
+                    if rows.windowed:
+                        (sy, _), (sx, _) = (rows.stages[k - 1][i], cols.stages[k - 1][j]) if k else (
+                            rows.read[i], cols.read[j])
+                        op = _BandResize(
+                            int(x1 - x0), int(y1 - y0), op.filter,
+                            rows=(*rows.sizes[k], int(sy), int(y0)), cols=(*cols.sizes[k], int(sx), int(x0)),
+                        )
+                    else:
+                        op = replace(op, width=int(x1 - x0), height=int(y1 - y0))
+                k += 1
+            ops.append(op)
+        return ops
+
+    def region(
+        self, region: Image, ops: Sequence[Op], row_crop: tuple[int, int], col_crop: tuple[int, int]
+    ) -> dict[str, np.ndarray]:
+        """Run `ops` on one band or tile; keep rows/cols [start, stop) of its result, in output types."""
+        out: dict[str, np.ndarray] = {}
+        if self.names:
+            result = run_chain(self.backend, gather(region, self.names), ops, self.has_alpha)
+            kept = result[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]]
+            for i, name in enumerate(self.names):
+                out[name] = from_float32(kept[..., i], self.types[name])
+        rest = {name: p for name, p in region.planes.items() if name not in out}
+        out.update(_convert(rest, self.types, region.meta.pixel_types))
+        return out
+
+
+def _chain(ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str) -> _Chain:
+    ops = [op for op in ops if not op.is_identity()]
+    names, has_alpha = working_channels(spec.channels, ops)
+    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
+    return _Chain(ops, names, has_alpha, types, backend)
+
+
+def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, AxisSpans]:
+    """The plan's bands or tiles as row and column spans of this chain on this image."""
+    if (spec.width, spec.height) != (plan.width, plan.height):
+        raise UsageError(
+            f"the plan is for a {plan.width}x{plan.height} image but the input is {spec.width}x{spec.height}; "
+            "plan again"
+        )
+    out_w, out_h = _out_size(ops, spec.width, spec.height)
+    rows = axis_spans(
+        axis_steps(ops, spec.height, 0), spec.height, *segments(out_h, plan.tile_height), windowed=plan.windowed
+    )
+    cols = axis_spans(
+        axis_steps(ops, spec.width, 1), spec.width, *segments(out_w, plan.tile_width), windowed=plan.windowed
+    )
+    return rows, cols
+
+
+def _crop(spans: AxisSpans, k: int) -> tuple[int, int]:
+    start = int(spans.crop[k, 0])
+    return start, start + int(spans.out[k, 1] - spans.out[k, 0])
+
+
+@dataclass(frozen=True)
+class _BandResize(Resize):
+    """A resize of one band or tile using the whole image's weights for the rows and columns it covers.
+
+    rows/cols: (full source size, full output size, first source index the piece holds, first output
+    index it makes). Runs the CPU backend's kernel, which takes weights as arrays; results equal a
+    single pass bit for bit.
+    """
+
+    rows: tuple[int, int, int, int] = (1, 1, 0, 0)
+    cols: tuple[int, int, int, int] = (1, 1, 0, 0)
+
+    def dispatch(self, backend: Backend, src: Any, dst: Any) -> None:
+        if backend.name != "cpu":
+            raise ProcessingError(f"windowed resize runs on the CPU backend, not {backend.name}; plan again")
+        from oxi_cli.backends.cpu.kernels import resize as kernel
+
+        (h, w, c), (dh, dw, _) = src.shape, dst.shape
+        ys = window_weights(self.filter, self.rows[:2], self.rows[2:], (h, dh))
+        xs = window_weights(self.filter, self.cols[:2], self.cols[2:], (w, dw))
+        kernel.resize(
+            src.reshape(h, -1), dst.reshape(dh, -1), c, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count
+        )
+
+
+# --- strategies ---------------------------------------------------------------------------------------------
+
+
+def run_tiled(
+    chain: _Chain, image: Image, rows: AxisSpans, cols: AxisSpans, progress: Progress | None = None
+) -> Image:
+    """Process an in-memory image tile by tile (each tile read with its halo) into a new Image."""
+    out_w, out_h = int(cols.out[-1, 1]), int(rows.out[-1, 1])
+    planes: dict[str, np.ndarray] = {}
+    for name in chain.names:
+        planes[name] = np.empty((out_h, out_w), dtype=PIXEL_DTYPES[chain.types[name]])
+    rest = {name: p for name, p in image.planes.items() if name not in chain.names}
+    planes.update(_convert(rest, chain.types, image.meta.pixel_types))
+    working = {name: image.planes[name] for name in chain.names}
+    for i in range(rows.count):
+        (r0, r1), (o0, o1) = rows.read[i], rows.out[i]
+        for j in range(cols.count):
+            (c0, c1), (p0, p1) = cols.read[j], cols.out[j]
+            tile = Image(int(c1 - c0), int(r1 - r0), {n: p[r0:r1, c0:c1] for n, p in working.items()}, image.meta)
+            done = chain.region(tile, chain.local_ops(rows, i, cols, j), _crop(rows, i), _crop(cols, j))
+            for name in chain.names:
+                planes[name][o0:o1, p0:p1] = done[name]
+        if progress is not None:
+            progress(int(o1), out_h)
+    return Image(out_w, out_h, planes, replace(image.meta, pixel_types=dict(chain.types)))
+
+
+def run_streaming(
+    chain: _Chain,
+    source: RegionSource,
+    sink: RegionSink,
+    rows: AxisSpans,
+    cols: AxisSpans,
+    progress: Progress | None = None,
+) -> dict[str, float]:
+    """Stream full-width bands from `source` through the chain into `sink`; returns each stage's busy seconds."""
+    spec = source.spec
+    out_h = int(rows.out[-1, 1])
+    wait_prepare = chain.start_prepare()
+    prepared = False
+    done_rows = 0
+    if cols.count != 1:
+        raise ProcessingError("streaming bands span the full width")
+    full_width = (0, int(cols.out[0, 1]))
+
+    def read(k: int) -> tuple[int, Image]:
+        r0, r1 = (int(v) for v in rows.read[k])
+        return k, Image(spec.width, r1 - r0, source.read_rows(r0, r1), spec.meta)
+
+    def compute(item: tuple[int, Image]) -> tuple[int, dict[str, np.ndarray]]:
+        nonlocal prepared
+        if not prepared:
+            wait_prepare()
+            prepared = True
+        k, band = item
+        return k, chain.region(band, chain.local_ops(rows, k, cols, 0), _crop(rows, k), full_width)
+
+    def write(item: tuple[int, dict[str, np.ndarray]]) -> None:
+        nonlocal done_rows
+        k, planes = item
+        sink.write_rows(planes)
+        done_rows = int(rows.out[k, 1])
+        if progress is not None:
+            progress(done_rows, out_h)
+
+    pipeline = _Pipeline()
+    try:
+        pipeline.run(range(rows.count), read, compute, write)
+    finally:
+        if not prepared:  # the pipeline failed first: its error is the one to report
+            with contextlib.suppress(BaseException):
+                wait_prepare()
+    if done_rows != out_h:
+        raise ProcessingError(f"streaming stopped after {done_rows} of {out_h} rows")
+    return pipeline.busy
+
+
+def run_in_memory(
+    ops: Sequence[Op],
+    image: Image,
+    backend: Backend,
+    plan: Plan,
+    *,
+    out_type: str = "same",
+    out_format: str = "exr",
+    progress: Progress | None = None,
+) -> Image:
+    """Run `plan` on an Image already in memory (bands come from and go to memory): the planner's maths
+    without files, for tests and for callers that hold pixels."""
+    spec = ImageSpec(image.width, image.height, image.channels, image.meta)
+    if plan.strategy == "single":
+        sink = MemorySink(out_format)
+        execute(ops, MemorySource(image), sink, backend, out_type=out_type)
+        assert sink.image is not None
+        return sink.image
+    chain = _chain(ops, spec, backend, out_type, out_format)
+    rows, cols = _spans(chain.ops, spec, plan)
+    if plan.strategy == "tiled":
+        wait = chain.start_prepare()
+        wait()
+        return run_tiled(chain, image, rows, cols, progress)
+    collected = MemoryRegionSink()
+    run_streaming(chain, MemoryRegionSource(image), collected, rows, cols, progress)
+    out_w, out_h = _out_size(chain.ops, image.width, image.height)
+    return Image(out_w, out_h, collected.planes(), replace(image.meta, pixel_types=dict(chain.types)))
+
+
+def execute_planned(
+    ops: Sequence[Op],
+    source_path: str | Path,
+    dest_path: str | Path,
+    backend: Backend,
+    plan: Plan,
+    *,
+    out_type: str = "same",
+    compression: str | None = None,
+    in_place: bool = False,
+    progress: Progress | None = None,
+) -> Result:
+    """Run `ops` from `source_path` to `dest_path` as `plan` says; the same Result as execute.execute().
+
+    `progress(done_rows, total_rows)` is called as output rows complete (from a worker thread when
+    streaming). The output is written atomically in every strategy and never replaces the input unless
+    `in_place`.
+    """
+    source_path, dest_path = Path(source_path), Path(dest_path)
+    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place)
+    ops = [op for op in ops if not op.is_identity()]
+    if plan.strategy == "single":
+        if progress is not None:
+            progress(0, plan.out_height)
+        result = execute(ops, FileSource(source_path), sink, backend, out_type=out_type)
+        if progress is not None:
+            progress(result.out_height, result.out_height)
+        return result
+    if plan.strategy == "tiled":
+        return _execute_tiled(ops, source_path, sink, backend, plan, out_type, progress)
+    if plan.strategy == "streaming":
+        return _execute_streaming(ops, source_path, sink, backend, plan, out_type, progress)
+    raise UsageError(f"unknown strategy {plan.strategy!r}; use single, tiled or streaming")
+
+
+def _execute_tiled(
+    ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
+    progress: Progress | None,
+) -> Result:
+    from oxi_cli.io import read_spec
+
+    t0 = time.perf_counter()
+    spec = read_spec(source_path)
+    chain = _chain(ops, spec, backend, out_type, sink.format)
+    rows, cols = _spans(chain.ops, spec, plan)
+    image = _read_while_preparing(FileSource(source_path), backend, chain.ops, len(chain.names), chain.has_alpha)
+    t1 = time.perf_counter()
+    out = run_tiled(chain, image, rows, cols, progress)
+    t2 = time.perf_counter()
+    sink.write(out)
+    t3 = time.perf_counter()
+    return Result(
+        backend=backend.name,
+        width=image.width,
+        height=image.height,
+        out_width=out.width,
+        out_height=out.height,
+        channels=list(chain.names),
+        seconds={"read": t1 - t0, "compute": t2 - t1, "write": t3 - t2, "total": t3 - t0},
+    )
+
+
+def _execute_streaming(
+    ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
+    progress: Progress | None,
+) -> Result:
+    from oxi_cli.io.atomic import atomic_output
+    from oxi_cli.io.exr_stream import ExrBandWriter, ExrRegionReader, band_header, region_blocker
+
+    if sink.format != "exr":
+        raise UsageError(f"streaming writes EXR only; {sink.path} is {sink.format.upper()}: use --strategy auto")
+    t0 = time.perf_counter()
+    with ExrRegionReader(source_path) as reader:
+        blocker = region_blocker(source_path)
+        if blocker is not None:
+            raise UsageError(f"--strategy streaming cannot run: {blocker}")
+        spec = reader.spec
+        chain = _chain(ops, spec, backend, out_type, "exr")
+        rows, cols = _spans(chain.ops, spec, plan)
+        out_w, out_h = _out_size(chain.ops, spec.width, spec.height)
+        header = band_header(spec.meta, out_w, out_h, sink.compression)
+        try:
+            with atomic_output(sink.path) as tmp:
+                writer = ExrBandWriter(tmp, header, {n: chain.types[n] for n in spec.channels}, name=sink.path)
+                try:
+                    busy = run_streaming(chain, reader, writer, rows, cols, progress)
+                    writer.close()
+                except BaseException:
+                    writer.abort()
+                    raise
+        except (OxiError, MemoryError, KeyboardInterrupt):
+            raise
+        except OSError as e:
+            raise ProcessingError(f"cannot write {sink.path}: {e.strerror or e}") from None
+        except Exception as e:
+            raise ProcessingError(f"cannot write {sink.path}: {one_line(e)}") from None
+    total = time.perf_counter() - t0
+    return Result(
+        backend=backend.name,
+        width=spec.width,
+        height=spec.height,
+        out_width=out_w,
+        out_height=out_h,
+        channels=list(chain.names),
+        seconds={**busy, "total": total},
+    )
