@@ -355,20 +355,30 @@ def _planes_for_exr(image: Image) -> dict[str, np.ndarray]:
     return planes
 
 
+def output_header(meta: ImageMeta, width: int, height: int, compression: str | None = None) -> dict[str, Any]:
+    """The first part's header for a `width` x `height` output written like the file `meta` came from.
+
+    Shared by write() and the band writer in io/exr_stream.py, so both keep the same attributes.
+    """
+    source = meta.header if meta.format == "exr" else {}
+    header = {k: v for k, v in source.items() if k not in _DERIVED}
+    if compression is None:
+        compression = meta.compression if meta.format == "exr" and meta.compression else DEFAULT_COMPRESSION
+    header["compression"] = compression_code(compression)
+    header["dataWindow"], header["displayWindow"] = scaled_windows(source, width, height)
+    header.setdefault("type", OpenEXR.scanlineimage)
+    if "tiles" in header:
+        header["tiles"] = _single_level(header["tiles"])
+    return header
+
+
 def write(image: Image, path: Path, compression: str | None = None) -> None:
     """Write `image` as EXR at `path` (the caller's temporary), like the file it came from."""
     if not image.planes:
         raise UsageError("the image has no channels to write")
     meta = image.meta
     source = meta.header if meta.format == "exr" else {}
-    header = {k: v for k, v in source.items() if k not in _DERIVED}
-    if compression is None:
-        compression = meta.compression if meta.format == "exr" and meta.compression else DEFAULT_COMPRESSION
-    header["compression"] = compression_code(compression)
-    header["dataWindow"], header["displayWindow"] = scaled_windows(source, image.width, image.height)
-    header.setdefault("type", OpenEXR.scanlineimage)
-    if "tiles" in header:
-        header["tiles"] = _single_level(header["tiles"])
+    header = output_header(meta, image.width, image.height, compression)
     planes = _planes_for_exr(image)
     for name, plane in planes.items():
         if plane.shape != (image.height, image.width):
