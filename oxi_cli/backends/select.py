@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,28 @@ class Choice:
     reason: str
 
 
+# Backends open_early() started, by (kind, device), for get_backend() to hand out.
+_EARLY: dict[tuple[str, int | None], DeferredBackend] = {}
+
+
+def open_early(argv: Sequence[str]) -> None:
+    """Start opening the GPU at once when this command line will use one: call it first thing in the CLI.
+
+    wgpu's start (~0.75 s on an H200: header parsing, the Vulkan driver, the device) then overlaps the
+    CLI's own imports and argument handling as well as the input's decoding. Reads --backend / --device
+    from `argv` (and OXI_BACKEND); anything it cannot make sense of is left for get_backend to report.
+    """
+    kind, device = _peek(argv, "--backend"), _peek(argv, "--device")
+    try:
+        resolved = resolve_kind(kind)
+        index = None if device is None else int(device)
+    except (UsageError, ValueError):
+        return
+    if resolved == "cpu" or (resolved == "auto" and index is None and not _hardware_gpu_possible()):
+        return
+    _EARLY[(resolved, index)] = _deferred(resolved, index, None)
+
+
 def get_backend(kind: str | None = "auto", device: int | None = None, threads: int | None = None) -> Backend:
     """`auto` (or None): OXI_BACKEND if set, else a hardware GPU (discrete before integrated), else the CPU;
     software adapters (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind, software
@@ -39,16 +61,36 @@ def get_backend(kind: str | None = "auto", device: int | None = None, threads: i
         if device is not None:
             raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
         return _cpu(threads)
-    if kind == "gpu":
-        return DeferredBackend(lambda: _gpu(device), fallback=None, name="gpu")  # type: ignore[return-value]
-    if device is None and not _hardware_gpu_possible():
+    early = _EARLY.pop((kind, device), None)
+    if early is not None:
+        if early._fallback is not None:
+            early._fallback = lambda: _cpu(threads)
+        return early  # type: ignore[return-value]
+    if kind == "auto" and device is None and not _hardware_gpu_possible():
         return _cpu(threads)
+    return _deferred(kind, device, threads)  # type: ignore[return-value]
+
+
+def _deferred(kind: str, device: int | None, threads: int | None) -> DeferredBackend:
+    if kind == "gpu":
+        return DeferredBackend(lambda: _gpu(device), fallback=None, name="gpu")
 
     def open_auto() -> Backend | None:
         choice = auto_choice(device)
         return _gpu(choice.adapter) if choice.kind == "gpu" else None
 
-    return DeferredBackend(open_auto, fallback=lambda: _cpu(threads))  # type: ignore[return-value]
+    return DeferredBackend(open_auto, fallback=lambda: _cpu(threads))
+
+
+def _peek(argv: Sequence[str], option: str) -> str | None:
+    """The value of `--option VALUE` or `--option=VALUE` in argv (the last one wins, as in the parser)."""
+    value = None
+    for i, arg in enumerate(argv):
+        if arg == option and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith(option + "="):
+            value = arg.split("=", 1)[1]
+    return value
 
 
 class DeferredBackend:

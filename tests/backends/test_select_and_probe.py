@@ -163,3 +163,18 @@ def test_auto_falls_back_to_the_cpu_after_a_gpu_failure_and_gpu_does_not(gpu_bac
     explicit = get_backend("gpu")
     with pytest.raises(GpuFailure):
         explicit.fall_back(info.value)
+
+
+def test_open_early_hands_its_backend_to_get_backend(gpu_backend, monkeypatch):
+    from oxi_cli.backends import select
+
+    monkeypatch.delenv("OXI_BACKEND", raising=False)
+    index = str(gpu_backend.adapter.index)
+    select.open_early(["oxi", "cdl", "a.exr", "b.exr", "--backend", "gpu", "--device", index])
+    early = select._EARLY[("gpu", gpu_backend.adapter.index)]
+    assert get_backend("gpu", gpu_backend.adapter.index) is early and not select._EARLY
+    assert early.name == "gpu" and early.adapter.index == gpu_backend.adapter.index
+    select.open_early(["oxi", "cdl", "a.exr", "b.exr", "--backend=cpu"])
+    select.open_early(["oxi", "cdl", "--backend", "tpu"])  # left for get_backend to report
+    select.open_early(["oxi", "cdl", "--device", "x"])
+    assert not select._EARLY
