@@ -1,0 +1,1 @@
+"""Batches: many inputs (files, folders, globs, frame sequences), output naming, memory-aware --jobs, reports."""

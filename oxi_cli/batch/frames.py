@@ -1,0 +1,127 @@
+"""Frame sequences as oiiotool users write them: patterns (plate.####.exr, plate.%04d.exr) and frame ranges."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from oxi_cli.errors import UsageError
+
+# One frame-number token: printf (%04d, %d), a run of '#' or a run of '@'.
+_TOKEN = re.compile(r"%0?(\d*)d|#+|@+")
+_RANGE = re.compile(r"(\d+)(?:-(\d+)(?:x(\d+))?)?")
+MAX_FRAMES = 1_000_000  # a typo such as 1-99999999 should fail, not allocate a list of 10^8 frames
+
+
+@dataclass(frozen=True)
+class SequencePattern:
+    """A file path with one frame-number token in its file name, e.g. shots/plate.####.exr.
+
+    Padding as oiiotool and RV: a lone `#` means 4 digits; `##`... (two or more) and `@@@` mean one digit
+    per character; `%04d` means 4, `%d` none. Frames wider than the padding are written in full.
+    """
+
+    text: str
+    head: str  # the path before the token
+    tail: str  # the path after it
+    padding: int
+
+    def path(self, frame: int) -> Path:
+        return Path(f"{self.head}{frame:0{self.padding}d}{self.tail}")
+
+    def scan(self) -> dict[int, Path]:
+        """Frames of this sequence that exist on disk, by frame number."""
+        folder, prefix = os.path.split(self.head)
+        folder_path = Path(folder) if folder else Path(".")
+        if self.tail.find(os.sep) >= 0 or (os.altsep and self.tail.find(os.altsep) >= 0):
+            raise UsageError(f"{self.text}: the frame number must be in the file name, not in a folder name")
+        pattern = re.compile(re.escape(prefix) + r"(\d+)" + re.escape(self.tail))
+        found: dict[int, Path] = {}
+        try:
+            names = os.listdir(folder_path)
+        except FileNotFoundError:
+            raise UsageError(f"{self.text}: folder {folder_path} does not exist; check the path") from None
+        except OSError as e:
+            raise UsageError(f"{self.text}: cannot list {folder_path} ({e.strerror})") from None
+        for name in names:
+            m = pattern.fullmatch(name)
+            # Only names this pattern would write: plate.1001.exr matches ####, plate.01001.exr does not.
+            if m and f"{int(m.group(1)):0{self.padding}d}" == m.group(1):
+                found[int(m.group(1))] = Path(folder, name) if folder else Path(name)
+        return dict(sorted(found.items()))
+
+
+def find_pattern(text: str) -> SequencePattern | None:
+    """The sequence pattern in `text`'s file name, or None when it names a plain file."""
+    folder, name = os.path.split(text)
+    tokens = list(_TOKEN.finditer(name))
+    if not tokens:
+        return None
+    if len(tokens) > 1:
+        raise UsageError(f"{text}: more than one frame-number token ({', '.join(t.group(0) for t in tokens)})")
+    t = tokens[0]
+    token = t.group(0)
+    if token.startswith("%"):
+        padding = int(t.group(1)) if t.group(1) else 1
+    elif token == "#":
+        padding = 4
+    else:
+        padding = len(token)
+    if padding < 1 or padding > 16:
+        raise UsageError(f"{text}: frame padding must be 1..16 digits, got {padding}")
+    head = os.path.join(folder, name[: t.start()]) if folder else name[: t.start()]
+    return SequencePattern(text, head, name[t.end() :], padding)
+
+
+def parse_frames(text: str) -> list[int]:
+    """'1001-1100', '1001-1100x2', '1001,1005,1010-1020' -> sorted unique frame numbers."""
+    frames: set[int] = set()
+    for part in (p.strip() for p in text.split(",")):
+        m = _RANGE.fullmatch(part)
+        if not m:
+            raise UsageError(
+                f"--frames takes ranges such as 1001-1100, 1001-1100x2 or 1001,1005,1010-1020; got {text!r}"
+            )
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) is not None else first
+        step = int(m.group(3)) if m.group(3) is not None else 1
+        if last < first:
+            raise UsageError(f"--frames range {part!r} ends before it starts; write it as {last}-{first}")
+        if step < 1:
+            raise UsageError(f"--frames step in {part!r} must be at least 1")
+        if (last - first) // step + 1 + len(frames) > MAX_FRAMES:
+            raise UsageError(f"--frames {text!r} asks for more than {MAX_FRAMES} frames")
+        frames.update(range(first, last + 1, step))
+    return sorted(frames)
+
+
+def format_frames(frames: Iterable[int]) -> str:
+    """[1004, 1010, 1011, 1012] -> '1004, 1010-1012' (for messages about missing frames)."""
+    out: list[str] = []
+    run: list[int] = []
+    for f in sorted(set(frames)):
+        if run and f == run[-1] + 1:
+            run.append(f)
+            continue
+        if run:
+            out.append(_span(run))
+        run = [f]
+    if run:
+        out.append(_span(run))
+    return ", ".join(out)
+
+
+def _span(run: list[int]) -> str:
+    return str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}"
+
+
+def frame_in_name(path: Path) -> int | None:
+    """The digits ending a file's stem after '.' or '_' (plate_v2.1001.exr, render_0042.exr), or None.
+
+    Digits glued to letters are part of a name, not a frame: sh010.exr and shot_v002.exr have none.
+    """
+    m = re.search(r"(?:^|[._])(\d+)$", path.stem)
+    return int(m.group(1)) if m else None

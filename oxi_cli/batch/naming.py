@@ -1,0 +1,127 @@
+"""Where each input's output goes: one file, a folder (with a --name template), or a sequence pattern."""
+
+from __future__ import annotations
+
+import os
+import re
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+from oxi_cli.batch.frames import SequencePattern, find_pattern
+from oxi_cli.batch.inputs import InputItem, Inputs
+from oxi_cli.errors import UsageError
+
+TEMPLATE_FIELDS = ("stem", "name", "ext", "frame", "base", "parent")
+DEFAULT_TEMPLATE = "{name}"
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    """`kind` is 'file' (one input, one output), 'folder' or 'pattern' (plate.####.exr)."""
+
+    kind: str
+    path: Path
+    pattern: SequencePattern | None = None
+    template: str = DEFAULT_TEMPLATE
+
+
+def resolve_target(
+    output: str | None, inputs: Inputs, template: str | None, default_template: str | None = None
+) -> OutputTarget:
+    """Decide what -o means for these inputs; `default_template` (a recipe's) names files in a folder
+    unless --name is given, and is ignored for a single output file or a sequence pattern.
+
+    A sequence pattern is always a pattern; an existing folder, or a path ending in '/', is a folder; with
+    several inputs (or a folder, glob or sequence input) any other path is a folder, created if missing.
+    With one plain input file, any other path is the output file itself (the `oxi cdl IN OUT` form).
+    """
+    if output is None:
+        raise UsageError("give the output: `IN OUT` for one file, or -o/--output FOLDER (or PATTERN) for several")
+    pattern = find_pattern(output) if not Path(output).is_file() else None
+    if pattern is not None:
+        if template is not None:
+            raise UsageError("--name cannot be combined with a sequence output pattern; use one or the other")
+        _check_extension(Path(output), "the output pattern")
+        return OutputTarget("pattern", Path(output), pattern)
+    folder_like = output.endswith(("/", os.sep)) or Path(output).is_dir()
+    if folder_like or inputs.batch or len(inputs.items) > 1 or template is not None:
+        if Path(output).exists() and not Path(output).is_dir():
+            raise UsageError(f"-o {output} is a file, but several inputs need a folder or a pattern like out.####.exr")
+        if not folder_like and Path(output).suffix.lower() in _image_extensions():
+            raise UsageError(
+                f"-o {output} names one file but several inputs were given; give a folder (out/) "
+                "or a sequence pattern (out.####.exr)"
+            )
+        template = template or default_template or DEFAULT_TEMPLATE
+        check_template(template)
+        return OutputTarget("folder", Path(output), template=template)
+    if not Path(output).suffix:
+        raise UsageError(
+            f"output {output} has no extension; give a file name such as {output}.exr, or a folder ending with /"
+        )
+    return OutputTarget("file", Path(output))
+
+
+def output_path(target: OutputTarget, item: InputItem) -> Path:
+    """The output file for one input."""
+    if target.kind == "file":
+        return target.path
+    if target.kind == "pattern":
+        assert target.pattern is not None
+        if item.frame is None:
+            raise UsageError(
+                f"{item.path} has no frame number for the output pattern {target.path}; use -o FOLDER instead"
+            )
+        return target.pattern.path(item.frame)
+    return target.path / item.rel_dir / render_name(target.template, item)
+
+
+def render_name(template: str, item: InputItem) -> str:
+    path = item.path
+    suffix = path.suffix
+    stem = path.name[: -len(suffix)] if suffix else path.name
+    fields = {
+        "stem": stem,
+        "name": path.name,
+        "ext": suffix,
+        "frame": item.frame,
+        "base": _base(stem, item.frame),
+        "parent": path.parent.name,
+    }
+    if item.frame is None and "{frame" in template:
+        raise UsageError(f"--name uses {{frame}} but {path} has no frame number in its name")
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError) as e:
+        raise UsageError(f"--name {template!r} cannot be filled for {path}: {e}") from None
+
+
+def check_template(template: str) -> None:
+    """Reject unknown {fields} before any work is done."""
+    try:
+        names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as e:
+        raise UsageError(f"--name {template!r} is not a valid template ({e}); write fields as {{stem}}") from None
+    known = ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
+    for name in names:
+        if name not in TEMPLATE_FIELDS:
+            raise UsageError(f"--name field {{{name}}} is unknown; use {known}")
+
+
+def _base(stem: str, frame: int | None) -> str:
+    """The stem without its trailing frame number and separator: plate.1001 -> plate."""
+    if frame is None:
+        return stem
+    return re.sub(r"[._-]?\d+$", "", stem)
+
+
+def _check_extension(path: Path, what: str) -> None:
+    if path.suffix.lower() not in _image_extensions():
+        raise UsageError(f"{what} {path} needs an image extension (.exr, .png, .tif, .jpg)")
+
+
+def _image_extensions() -> set[str]:
+    from oxi_cli.io.common import EXTENSIONS
+
+    return set(EXTENSIONS)

@@ -1,0 +1,37 @@
+"""Everything a processing command was asked to do besides its operations (one value object, no logic)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class BatchOptions:
+    """None means 'not given': a recipe's setting, then the default, applies."""
+
+    output: str | None = None
+    name: str | None = None
+    recipe_name: str | None = None  # a recipe's [output] name: used for folder outputs, ignored for patterns
+    frames: str | None = None
+    recursive: bool = False
+    jobs: int | None = None
+    memory_budget: str | None = None
+    skip_existing: bool = False
+    continue_on_error: bool = False
+    json: bool = False
+    quiet: bool = False
+    backend: str | None = None
+    device: int | None = None
+    threads: int | None = None
+    out_type: str | None = None
+    compression: str | None = None
+    in_place: bool = False
+    debug: bool = False
+
+    def apply_settings(self, settings: dict[str, object]) -> None:
+        """Fill options not given on the command line from a recipe's [output] / [run] settings."""
+        for key, value in settings.items():
+            if key == "name":
+                key = "recipe_name"
+            if getattr(self, key) is None:
+                setattr(self, key, str(value) if key == "memory_budget" else value)

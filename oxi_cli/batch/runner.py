@@ -1,0 +1,452 @@
+"""Run a batch: plan every output, admit files against the memory budget, process them on worker threads,
+report each file (progress, --json) and the batch (summary, exit status); Ctrl-C abandons cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import queue
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from oxi_cli.batch.inputs import InputItem, Inputs, expand_inputs
+from oxi_cli.batch.naming import OutputTarget, output_path, resolve_target
+from oxi_cli.batch.options import BatchOptions
+from oxi_cli.batch.progress import Reporter
+from oxi_cli.batch.report import BatchReport, FileRecord
+from oxi_cli.batch.schedule import Footprint, Scheduler, estimate, memory_budget
+from oxi_cli.errors import BackendUnavailable, InputError, OxiError, UsageError
+
+CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Job:
+    index: int
+    item: InputItem
+    output: Path
+    record: FileRecord
+    nbytes: int = 0
+    ops: list[Any] = field(default_factory=list)
+    footprint: Footprint | None = None
+    thread: threading.Thread | None = None
+
+
+def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress) -> Any:
+    """Process one file end to end and return the executor's Result.
+
+    The one place that calls the executor: when the planner's `execute_planned(...)` lands, call it here
+    with `progress=progress` (rows done, rows total); `progress` raises KeyboardInterrupt once the batch is
+    cancelled, which lets a streamed file stop between bands.
+    """
+    from oxi_cli.execute import FileSink, FileSource, execute
+
+    sink = FileSink(job.output, compression=opts.compression, input_path=job.item.path, in_place=opts.in_place)
+    return execute(job.ops, FileSource(job.item.path), sink, backend, out_type=opts.out_type or "same")
+
+
+class SerializedBackend:
+    """One backend shared by every worker thread, one call at a time.
+
+    Kernels already use every core (Numba) or the whole GPU, and neither backend is meant to be driven
+    from two threads at once (Numba's workqueue layer aborts on it). So --jobs overlaps decoding and
+    encoding of some files with the compute of another, and never oversubscribes the device.
+    """
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+        self._lock = threading.RLock()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._backend, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        return call
+
+
+def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions) -> int:
+    """Process every input through `chain`; returns the exit status (0, 1 failed, 130 interrupted)."""
+    inputs = expand_inputs(args, frames=opts.frames, recursive=opts.recursive)
+    target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
+    jobs = plan_jobs(inputs, target, chain, opts)
+    budget = memory_budget(opts.memory_budget)
+    return Batch(jobs, inputs, target, chain, opts, budget).run()
+
+
+def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:
+    """One job per input with its output path; refuses clashes and overwriting inputs before any work."""
+    from oxi_cli.io import format_for
+    from oxi_cli.io.atomic import refuse_input_overwrite
+
+    jobs: list[Job] = []
+    claimed: dict[str, Path] = {}
+    for index, item in enumerate(inputs.items):
+        out = output_path(target, item)
+        key = os.path.normcase(os.path.abspath(out))
+        if key in claimed:
+            raise UsageError(
+                f"{claimed[key]} and {item.path} would both be written to {out}; "
+                "use --name with {parent} or {stem}, or a sequence pattern"
+            )
+        claimed[key] = item.path
+        try:
+            format_for(out)
+        except InputError as e:
+            raise UsageError(str(e)) from None
+        if not item.missing:
+            refuse_input_overwrite(out, item.path, opts.in_place)
+        record = FileRecord(item.path, out, frame=item.frame, required=item.required)
+        jobs.append(Job(index, item, out, record))
+    return jobs
+
+
+class Batch:
+    def __init__(
+        self, jobs: list[Job], inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions, budget: int
+    ) -> None:
+        self.jobs = jobs
+        self.inputs = inputs
+        self.target = target
+        self.chain = chain
+        self.opts = opts
+        self.single = not inputs.batch and len(jobs) == 1
+        self.scheduler_jobs = opts.jobs if opts.jobs is not None else 1
+        if self.scheduler_jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, got {self.scheduler_jobs}")
+        self.budget = budget
+        # OpenEXR redirects file descriptor 2 and sys.stdout while its calls run (io/exr.py), process-wide:
+        # write through our own handles so progress and JSON from this thread never land in its buffers.
+        self.out: TextIO = sys.stdout
+        self.err: TextIO = _private_stderr()
+        self.json_lock = threading.Lock()
+        self.done: queue.Queue[int] = queue.Queue()
+        self.cancel = threading.Event()
+        self.backend: Any = None
+        self.raw_backend: Any = None
+        self.fallback_lock = threading.Lock()
+        self._device: str | None = None
+        mode = "quiet" if opts.quiet else "plain"
+        if not opts.quiet and not opts.json and _isatty(self.err) and _isatty(sys.stdout):
+            mode = "fancy"
+        self.reporter = Reporter(self.err, mode, self.single)
+        self.report = BatchReport([j.record for j in jobs], self.single)
+        self.emitted: set[int] = set()
+        self._index_of = {id(j.record): j.index for j in jobs}
+
+    # --- the loop --------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        t0 = time.perf_counter()
+        pending: deque[Job] = deque()
+        for job in self.jobs:
+            if job.item.missing:
+                job.record.status = "missing"
+                job.record.error = "frame not on disk"
+                job.record.output = None
+                self.emit(job.record)
+            elif self.opts.skip_existing and job.output.exists():
+                job.record.status = "skipped"
+                self.emit(job.record)
+            else:
+                job.nbytes = _size(job.item.path)
+                pending.append(job)
+        self.reporter.begin(len(pending), sum(j.nbytes for j in pending))
+        for note in self.inputs.notes:
+            self.reporter.message(f"oxi: warning: {note}")
+        running: dict[int, Job] = {}
+        try:
+            if pending:
+                self._open_backend()
+            self._loop(pending, running)
+        except KeyboardInterrupt:
+            self.report.interrupted = True
+            self._abandon(running)
+        finally:
+            self.reporter.end()
+        self._emit_the_rest()
+        self.report.seconds = time.perf_counter() - t0
+        self._summarise()
+        if self.err is not sys.stderr:
+            self.err.close()
+        return self.report.return_code()
+
+    def _emit_the_rest(self) -> None:
+        for job in self.jobs:  # the rest: never reached, or caught between two steps by Ctrl-C
+            if job.index not in self.emitted:
+                if job.record.status == "not_started" and job.thread is not None:
+                    job.record.status, job.record.error = "interrupted", "interrupted"
+                self.emit(job.record)
+
+    def _open_backend(self) -> None:
+        from oxi_cli.backends.select import get_backend
+        from oxi_cli.io import set_io_threads
+
+        set_io_threads(self.opts.threads)
+        self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads)
+        self.backend = SerializedBackend(self.raw_backend)
+        vram = None
+        # Only with several jobs does the device's memory decide anything (asking waits for the GPU to open).
+        if self.scheduler_jobs > 1 and self.backend.name == "gpu":
+            vram = int(self.backend.limits().usable_memory)
+        self.scheduler = Scheduler(self.scheduler_jobs, self.budget, vram)
+
+    def _loop(self, pending: deque[Job], running: dict[int, Job]) -> None:
+        stop = False
+        while pending or running:
+            while pending and not stop:
+                job = pending[0]
+                if job.footprint is None and not self._prepare(job):
+                    pending.popleft()
+                    self.emit(job.record)
+                    self.reporter.finished(job.index, job.record, job.nbytes)
+                    stop = self._stops(job.record)
+                    continue
+                assert job.footprint is not None
+                if not self.scheduler.admits(job.footprint):
+                    break
+                pending.popleft()
+                self._start(job, running)
+            if not running:
+                break
+            try:
+                index = self.done.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            job = running.pop(index)
+            assert job.thread is not None and job.footprint is not None
+            job.thread.join()
+            self.scheduler.finish(job.footprint)
+            self.emit(job.record)
+            self.reporter.finished(job.index, job.record, job.nbytes)
+            stop = stop or self._stops(job.record)
+
+    def _stops(self, record: FileRecord) -> bool:
+        """The first failure stops the batch unless --continue-on-error; an unusable device always does."""
+        if record.status != "failed":
+            return False
+        return not self.opts.continue_on_error or record.error_type == BackendUnavailable.__name__
+
+    def _prepare(self, job: Job) -> bool:
+        """Read the header, resolve the ops for its size, estimate memory; False (record failed) on error."""
+        from oxi_cli.io import read_spec
+
+        rec = job.record
+        try:
+            spec = read_spec(job.item.path)
+            job.ops = self.chain.ops_for(spec.width, spec.height)
+            job.footprint = estimate(spec, job.ops)
+            if self.target.kind != "file":
+                job.output.parent.mkdir(parents=True, exist_ok=True)
+        except OxiError as e:
+            self._fail(rec, e, str(e), e.exit_code)
+            return False
+        except OSError as e:
+            self._fail(rec, e, f"cannot create the output folder {job.output.parent}: {e.strerror or e}", 1)
+            return False
+        rec.width, rec.height = spec.width, spec.height
+        rec.ops = self.chain.describe(job.ops)
+        rec.estimate_bytes = job.footprint.ram
+        return True
+
+    def _fail(self, rec: FileRecord, error: BaseException, message: str, code: int) -> None:
+        """Record a failure; call inside the `except` block (the traceback is taken from there)."""
+        rec.status, rec.error, rec.exit_code, rec.error_type = "failed", message, code, type(error).__name__
+        if self.opts.debug:
+            rec.traceback = traceback.format_exc()
+
+    def _start(self, job: Job, running: dict[int, Job]) -> None:
+        assert job.footprint is not None
+        self.scheduler.start(job.footprint)
+        job.thread = threading.Thread(target=self._guarded, args=(job,), name=f"oxi-job-{job.index}", daemon=True)
+        running[job.index] = job
+        self.reporter.started(job.index, job.item.path.name)
+        job.record.started = time.time()
+        job.thread.start()
+
+    # --- one file, on a worker thread --------------------------------------------------------------------
+
+    def _guarded(self, job: Job) -> None:
+        # Ctrl-C's exception may land in _work's own handlers; it must end the thread quietly, not as a crash.
+        with contextlib.suppress(KeyboardInterrupt):
+            self._work(job)
+
+    def _work(self, job: Job) -> None:
+        rec = job.record
+        t0 = time.perf_counter()
+        result = None
+
+        def progress(done: int, total: int) -> None:
+            if self.cancel.is_set():
+                raise KeyboardInterrupt
+            self.reporter.fraction(job.index, job.nbytes, done, total)
+
+        try:
+            result = self._process(job, progress)
+            self._fill(rec, result)
+        except KeyboardInterrupt:
+            if result is not None:
+                self._fill(rec, result)
+            else:
+                rec.status = "interrupted"
+                rec.error = "interrupted"
+        except OxiError as e:
+            self._fail(rec, e, str(e), e.exit_code)
+        except MemoryError as e:
+            self._fail(rec, e, "out of memory; try fewer --jobs or a smaller --memory-budget", 1)
+        except Exception as e:  # a bug or an unexpected library failure: still one line
+            from oxi_cli.io.common import one_line
+
+            self._fail(rec, e, f"{type(e).__name__}: {one_line(e)} (rerun with --debug for the traceback)", 1)
+        finally:
+            rec.finished = time.time()
+            rec.seconds = time.perf_counter() - t0
+            rec.peak_memory_bytes = _peak_rss()
+            self.done.put(job.index)
+
+    def _process(self, job: Job, progress: Progress) -> Any:
+        """process_file(); after a GPU failure mid-file, `auto` warns, switches to the CPU for the rest of
+        the batch and redoes this file there (DeferredBackend.fall_back); `--backend gpu` fails the file."""
+        try:
+            return process_file(job, self.backend, self.opts, progress)
+        except OxiError as e:
+            if type(e).__name__ != "GpuFailure" or not hasattr(self.raw_backend, "fall_back"):
+                raise
+            with self.fallback_lock:
+                if self.backend.name == "gpu":  # the first failing file switches; the others just redo
+                    self.raw_backend.fall_back(e)
+        return process_file(job, self.backend, self.opts, progress)
+
+    def _fill(self, rec: FileRecord, result: Any) -> None:
+        rec.status = "ok"
+        rec.backend = result.backend
+        rec.device = self._device_name()
+        rec.strategy = getattr(result, "strategy", "single-pass")
+        rec.out_width, rec.out_height = result.out_width, result.out_height
+        rec.stages = {k: float(v) for k, v in result.seconds.items() if k != "total"}
+
+    def _device_name(self) -> str:
+        if self._device is None:
+            adapter = getattr(self.backend, "adapter", None) if self.backend.name == "gpu" else None
+            if adapter is not None:
+                self._device = f"{adapter.name} ({adapter.api})"
+            else:
+                import platform
+
+                self._device = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+        return self._device
+
+    # --- Ctrl-C ------------------------------------------------------------------------------------------
+
+    def _abandon(self, running: dict[int, Job]) -> None:
+        """Stop every running file: raise KeyboardInterrupt in its thread (it lands between Python steps,
+        where the atomic writer deletes its temporary), wait, then sweep any temporary left behind."""
+        self.cancel.set()
+        for job in running.values():
+            if job.thread is not None and job.thread.is_alive():
+                _raise_in_thread(job.thread)
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        for job in running.values():
+            while job.thread is not None and job.thread.is_alive() and time.monotonic() < deadline:
+                try:
+                    job.thread.join(0.1)
+                except KeyboardInterrupt:  # a second Ctrl-C: leave now
+                    self._sweep(running.values())
+                    self.err.write("oxi: interrupted again; leaving now\n")
+                    self.err.flush()
+                    os._exit(130)
+            if job.record.status == "not_started":  # still running after the wait: abandoned
+                job.record.status, job.record.error = "interrupted", "interrupted"
+            self.emit(job.record)
+        self._sweep(running.values())
+
+    def _sweep(self, jobs: Any) -> None:
+        """Delete temporaries of abandoned outputs (io.atomic names them .<stem>.oxi-tmp-*<suffix>)."""
+        for job in jobs:
+            if job.record.status == "ok":
+                continue
+            folder = job.output.parent
+            with contextlib.suppress(OSError):
+                for tmp in folder.glob(f".{_glob_escape(job.output.stem)}.oxi-tmp-*{job.output.suffix}"):
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
+
+    # --- output --------------------------------------------------------------------------------------
+
+    def emit(self, rec: FileRecord) -> None:
+        """Write a file's --json record, once."""
+        with self.json_lock:
+            index = self._index_of[id(rec)]
+            if index in self.emitted:
+                return
+            self.emitted.add(index)
+            if not self.opts.json:
+                return
+            self.out.write(json.dumps(rec.as_json()) + "\n")
+            self.out.flush()
+
+    def _summarise(self) -> None:
+        report = self.report
+        if self.single:
+            if report.interrupted:
+                self.reporter.message("oxi: error: interrupted; no partial output was left behind")
+            return
+        if self.opts.quiet and not report.failures and not report.interrupted:
+            return
+        for line in report.summary():
+            self.reporter.message(f"oxi: {line}" if not line.startswith("  ") else line)
+
+
+def _private_stderr() -> TextIO:
+    try:
+        return open(os.dup(sys.stderr.fileno()), "w", buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
+    except (OSError, ValueError, AttributeError):  # no real stderr (embedded, captured): use what there is
+        return sys.stderr
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _peak_rss() -> int | None:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def _raise_in_thread(thread: threading.Thread) -> None:
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
+
+
+def _glob_escape(text: str) -> str:
+    import glob
+
+    return glob.escape(text)

@@ -1,0 +1,100 @@
+"""Admission control for `--jobs N`: start a file only while every running file's memory estimate fits."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from oxi_cli.errors import UsageError
+
+# Bytes per stored sample; the working copy is float32, held twice (source and result of an op).
+_SAMPLE_BYTES = {"half": 2, "float": 4, "uint32": 4, "uint8": 1, "uint16": 2}
+WORKING_BYTES = 4 * 2
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Estimated peak bytes one file needs in host memory (`ram`) and on the GPU (`vram`)."""
+
+    ram: int
+    vram: int
+
+
+def estimate(spec: object, ops: Sequence[object]) -> Footprint:
+    """The single-pass executor's footprint: the decoded file plus a float32 working copy held twice.
+
+    Per channel and pixel: bytes in the file + 4 bytes float32 x 2, over the larger of the input and output
+    sizes (a resize up holds the big image). VRAM is the working copies alone. When the planner streams large
+    files, its own per-file estimate should replace this (one function to swap).
+    """
+    width, height = spec.width, spec.height  # type: ignore[attr-defined]
+    out_w, out_h = width, height
+    for op in ops:
+        if hasattr(op, "out_size"):
+            out_w, out_h = op.out_size(out_w, out_h)
+    pixels = max(width * height, out_w * out_h)
+    types = spec.meta.pixel_types  # type: ignore[attr-defined]
+    stored = sum(_SAMPLE_BYTES.get(t, 4) for t in types.values())
+    return Footprint(ram=pixels * (stored + WORKING_BYTES * len(types)), vram=pixels * WORKING_BYTES * len(types))
+
+
+def memory_budget(given: str | None) -> int:
+    """Bytes from --memory-budget, else env OXI_MEMORY_BUDGET, else the planner's default (half of the
+    memory available now): one budget for the batch and for each file's plan."""
+    from oxi_cli.plan import default_ram_budget
+
+    if given is not None:
+        return parse_size(given, "--memory-budget")
+    env = os.environ.get("OXI_MEMORY_BUDGET")
+    if env:
+        return parse_size(env, "OXI_MEMORY_BUDGET")
+    return default_ram_budget()
+
+
+def parse_size(text: str, option: str = "--memory-budget") -> int:
+    """'8G', '512M', '1.5GiB', '300000000' -> bytes (binary units, as the planner reads them)."""
+    from oxi_cli.plan import parse_size as planner_size
+
+    try:
+        return planner_size(text)
+    except UsageError as e:
+        raise UsageError(f"{option}: {e}") from None
+
+
+class Scheduler:
+    """Which file may start now. Files start in order (no overtaking, so output order is predictable).
+
+    A file starts when fewer than `jobs` run and the running files' estimates plus its own fit `ram_budget`
+    and, on a GPU, `vram_budget`. A file that alone exceeds a budget runs only when nothing else does, so a
+    batch never stalls; that one file is then as large as it would be without --jobs.
+    """
+
+    def __init__(self, jobs: int, ram_budget: int, vram_budget: int | None = None) -> None:
+        if jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, got {jobs}")
+        self.jobs = jobs
+        self.ram_budget = ram_budget
+        self.vram_budget = vram_budget
+        self.running: list[Footprint] = []
+
+    @property
+    def ram_in_use(self) -> int:
+        return sum(f.ram for f in self.running)
+
+    @property
+    def vram_in_use(self) -> int:
+        return sum(f.vram for f in self.running)
+
+    def admits(self, fp: Footprint) -> bool:
+        if not self.running:
+            return True
+        if len(self.running) >= self.jobs or self.ram_in_use + fp.ram > self.ram_budget:
+            return False
+        return self.vram_budget is None or self.vram_in_use + fp.vram <= self.vram_budget
+
+    def start(self, fp: Footprint) -> None:
+        self.running.append(fp)
+
+    def finish(self, fp: Footprint) -> None:
+        self.running.remove(fp)

@@ -1,0 +1,359 @@
+"""Op chains as people write them (command-line flags, TOML recipes), checked once, resolved per image."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oxi_cli.cli import parse
+from oxi_cli.errors import FormatError, InputError, OxiError, UsageError
+
+OP_KINDS = ("cdl", "lut3d", "matrix", "resize", "blur")
+# Parameters each op takes besides its main value (the same names on the command line and in TOML).
+PARAMS: dict[str, tuple[str, ...]] = {
+    "cdl": ("id", "style", "slope", "offset", "power", "sat"),
+    "lut3d": ("interp",),
+    "matrix": ("offset",),
+    "resize": ("filter",),
+    "blur": ("sigma", "radius"),
+}
+# Recipe settings: table -> keys; each key has the command-line option of the same name (underscores
+# become dashes), and an option given on the command line wins over the recipe.
+SETTINGS: dict[str, tuple[str, ...]] = {
+    "output": ("name", "out_type", "compression"),
+    "run": ("backend", "jobs", "memory_budget", "threads"),
+}
+
+
+# --- builders shared by the single-op commands, `oxi run` and recipes -------------------------------
+
+
+def numbers(label: str, value: Any, counts: tuple[int, ...]) -> list[float]:
+    """Numbers from a string ('1,2,3'), one number, or a list (TOML)."""
+    if isinstance(value, str):
+        return parse.numbers(label, value, counts)
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise UsageError(f"{label} takes numbers, got {value!r}")
+    if len(values) not in counts:
+        raise UsageError(f"{label} needs {' or '.join(map(str, counts))} numbers, got {len(values)}")
+    if not all(math.isfinite(v) for v in values):
+        raise UsageError(f"{label} values must be finite, got {value!r}")
+    return [float(v) for v in values]
+
+
+def triple(label: str, value: Any) -> tuple[float, float, float]:
+    """R,G,B or one number for all three."""
+    v = numbers(label, value, (1, 3))
+    return (v[0],) * 3 if len(v) == 1 else (v[0], v[1], v[2])
+
+
+def build_cdl(
+    *,
+    file: Path | None = None,
+    cc_id: str | None = None,
+    style: str = "noclamp",
+    slope: Any = None,
+    offset: Any = None,
+    power: Any = None,
+    sat: Any = None,
+    label: str = "--",
+) -> Any:
+    """A Cdl from a .cc/.ccc/.cdl file and/or explicit values; explicit values override the file's."""
+    from oxi_cli.ops import Cdl
+
+    if style not in ("noclamp", "asc"):
+        raise UsageError(f"{label}style must be noclamp or asc, got {style!r}")
+    base = Cdl(style=style)  # type: ignore[arg-type]
+    if file is not None:
+        from oxi_cli.formats.registry import load_cdl
+
+        base = load_cdl(file, cc_id, style)
+    elif cc_id is not None:
+        raise UsageError(f"{label}id picks a correction inside a CDL file; give the file too")
+    return Cdl(
+        slope=triple(f"{label}slope", slope) if slope is not None else base.slope,
+        offset=triple(f"{label}offset", offset) if offset is not None else base.offset,
+        power=triple(f"{label}power", power) if power is not None else base.power,
+        sat=numbers(f"{label}sat", sat, (1,))[0] if sat is not None else base.sat,
+        style=style,  # type: ignore[arg-type]
+    )
+
+
+def build_lut(path: Path, interp: str = "tetrahedral") -> list[Any]:
+    from oxi_cli.formats.registry import load_lut
+
+    return list(load_lut(path, interp))
+
+
+def build_matrix(values: Any, offset: Any = None, label: str = "--") -> Any:
+    from oxi_cli.ops import Matrix
+
+    m = numbers(f"{label}matrix", values, (9, 12, 16))
+    off = numbers(f"{label}offset", offset, (3, 4)) if offset is not None else None
+    return Matrix.from_values(m, off)
+
+
+def build_blur(sigma: Any = None, radius: Any = None, label: str = "--") -> Any:
+    from oxi_cli.ops import Blur
+
+    if (sigma is None) == (radius is None):
+        raise UsageError(f"blur needs exactly one of {label}sigma or {label}radius")
+    if sigma is not None:
+        return Blur(numbers(f"{label}sigma", sigma, (1,))[0])
+    return Blur.from_radius(numbers(f"{label}radius", radius, (1,))[0])
+
+
+@dataclass(frozen=True)
+class ResizeStep:
+    """A resize whose pixel size may depend on the image it meets (one side given, or a scale)."""
+
+    width: int | None = None
+    height: int | None = None
+    scale: float | None = None
+    filter: str = "lanczos3"
+
+    def __post_init__(self) -> None:
+        from oxi_cli.ops.resize import FILTER_RADIUS
+
+        if self.filter not in FILTER_RADIUS:
+            raise UsageError(f"unknown resize filter {self.filter!r}; choose one of {', '.join(FILTER_RADIUS)}")
+        given = [v for v in (self.width, self.height, self.scale) if v is not None]
+        if not given or (self.scale is not None and len(given) > 1):
+            raise UsageError("resize needs a size (WxH, one side) or a scale")
+        if self.scale is not None and not (math.isfinite(self.scale) and self.scale > 0):
+            raise UsageError(f"resize scale must be a positive number, got {self.scale}")
+        for side in (self.width, self.height):
+            if side is not None and side < 1:
+                raise UsageError(f"resize sides must be at least 1 pixel, got {side}")
+
+    def resolve(self, width: int, height: int) -> list[Any]:
+        from oxi_cli.ops import Resize
+
+        w, h = Resize.resolve_size(width, height, self.width, self.height, self.scale)
+        return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
+
+
+def parse_resize(value: Any, filter: str = "lanczos3", label: str = "--resize") -> ResizeStep:
+    """'1920x1080'; '1920x0' or '0x1080' (the other side keeps the aspect, as oiiotool); '50%' or 0.5."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ResizeStep(scale=float(value), filter=filter)
+    text = str(value).strip()
+    m = re.fullmatch(r"(\d+)\s*[xX]\s*(\d+)", text)
+    if m:
+        w, h = int(m.group(1)), int(m.group(2))
+        if w == 0 and h == 0:
+            raise UsageError(f"{label} {text}: give at least one side")
+        return ResizeStep(width=w or None, height=h or None, filter=filter)
+    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*(%?)", text)
+    if m:
+        scale = float(m.group(1)) / (100.0 if m.group(2) else 1.0)
+        return ResizeStep(scale=scale, filter=filter)
+    raise UsageError(f"{label} takes WxH (1920x1080), one side (1920x0), or a scale (0.5 or 50%), got {text!r}")
+
+
+# --- chains --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One step as written: `kind` (cdl, lut3d, matrix, resize, blur), its main value and parameters.
+
+    `where` names it in error messages ('--cdl', 'dailies.toml op 2'); relative file names resolve
+    against `base` (a recipe's folder), else the current folder.
+    """
+
+    kind: str
+    value: Any
+    params: Mapping[str, Any] = field(default_factory=dict)
+    where: str = ""
+    base: Path | None = None
+
+
+@dataclass
+class Chain:
+    """Checked steps, each either fixed ops (colour, blur) or a ResizeStep resolved per image size."""
+
+    steps: list[Any] = field(default_factory=list)
+    sources: dict[int, str] = field(default_factory=dict)  # id(op) -> file it came from, for --json
+
+    def ops_for(self, width: int, height: int) -> list[Any]:
+        """The op values for an image of this size, sizes flowing through resizes in order."""
+        ops: list[Any] = []
+        for step in self.steps:
+            new = step.resolve(width, height) if isinstance(step, ResizeStep) else step
+            for op in new:
+                if hasattr(op, "out_size"):
+                    width, height = op.out_size(width, height)
+            ops.extend(new)
+        return ops
+
+    def describe(self, ops: Sequence[Any]) -> list[dict[str, Any]]:
+        from oxi_cli.batch.report import describe_op
+
+        out = []
+        for op in ops:
+            d = describe_op(op)
+            if id(op) in self.sources:
+                d["file"] = self.sources[id(op)]
+            out.append(d)
+        return out
+
+    def add_ops(self, ops: list[Any], source: Path | None = None) -> None:
+        self.steps.append(ops)
+        if source is not None:
+            for op in ops:
+                self.sources[id(op)] = str(source)
+
+
+def compile_chain(specs: Sequence[OpSpec]) -> Chain:
+    """Check every step and load its files once, before any image is touched."""
+    chain = Chain()
+    for spec in specs:
+        try:
+            _compile_one(chain, spec)
+        except FormatError:
+            raise
+        except OxiError as e:
+            msg = str(e)
+            raise type(e)(msg if msg.startswith(spec.where) else f"{spec.where}: {msg}") from None
+    return chain
+
+
+def _compile_one(chain: Chain, spec: OpSpec) -> None:
+    params = dict(spec.params)
+    value = spec.value
+    if spec.kind in ("cdl", "blur") and isinstance(value, Mapping):
+        params, value = {**value, **params}, None
+    elif spec.kind in ("cdl", "blur") and isinstance(value, str) and "=" in value:
+        params, value = {**pairs(value, r"[\s;]+"), **params}, None
+    unknown = sorted(set(params) - set(PARAMS[spec.kind]))
+    if unknown:
+        raise UsageError(f"{spec.kind} has no parameter {unknown[0]!r}; it takes {', '.join(PARAMS[spec.kind])}")
+    label = f"{spec.kind} "
+    if spec.kind == "cdl":
+        file = _path(value, spec) if value is not None else None
+        cdl = build_cdl(
+            file=file,
+            cc_id=_opt_str(params.get("id")),
+            style=str(params.get("style", "noclamp")),
+            slope=params.get("slope"),
+            offset=params.get("offset"),
+            power=params.get("power"),
+            sat=params.get("sat"),
+            label=label,
+        )
+        if file is None and not params:
+            raise UsageError("cdl needs a .cc/.ccc/.cdl file or values such as 'slope=1.1 sat=0.9'")
+        chain.add_ops([cdl], file)
+    elif spec.kind == "lut3d":
+        if value is None:
+            raise UsageError("lut3d needs a LUT file")
+        path = _path(value, spec)
+        chain.add_ops(build_lut(path, str(params.get("interp", "tetrahedral"))), path)
+    elif spec.kind == "matrix":
+        if value is None:
+            raise UsageError("matrix needs 9, 12 or 16 numbers")
+        chain.add_ops([build_matrix(value, params.get("offset"), label)])
+    elif spec.kind == "resize":
+        if value is None:
+            raise UsageError("resize needs a size such as 1920x1080 or a scale such as 0.5")
+        chain.steps.append(parse_resize(value, str(params.get("filter", "lanczos3")), spec.where))
+    elif spec.kind == "blur":
+        sigma = params.get("sigma", value)
+        chain.add_ops([build_blur(sigma, params.get("radius"), label)])
+    else:
+        raise UsageError(f"unknown operation {spec.kind!r}; use one of {', '.join(OP_KINDS)}")
+
+
+def pairs(text: str, separators: str) -> dict[str, str]:
+    """'slope=1.1,1,0.9 sat=0.9' -> {'slope': '1.1,1,0.9', 'sat': '0.9'}."""
+    out: dict[str, str] = {}
+    for part in (p for p in re.split(separators, text.strip()) if p):
+        key, eq, val = part.partition("=")
+        if not eq or not key:
+            raise UsageError(f"expected key=value, got {part!r} in {text!r}")
+        out[key.strip().replace("-", "_")] = val.strip()
+    return out
+
+
+def _path(value: Any, spec: OpSpec) -> Path:
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"expected a file name, got {value!r}")
+    path = Path(value).expanduser()
+    return path if path.is_absolute() or spec.base is None else spec.base / path
+
+
+def _opt_str(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+# --- recipes ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Recipe:
+    """A TOML recipe: a chain of [[op]] tables plus optional [output] and [run] settings."""
+
+    path: Path
+    specs: list[OpSpec]
+    settings: dict[str, Any]
+    description: str = ""
+
+
+def _toml() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read a recipe; every mistake is a FormatError naming the file (and the op number)."""
+    path = Path(path)
+    tomllib = _toml()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"recipe not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read recipe {path}: {e}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        raise FormatError(path, int(m.group(1)) if m else None, f"not valid TOML: {e}") from None
+    known = {"description", "op", *SETTINGS}
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        holds = "description, [output], [run] and [[op]] tables"
+        raise FormatError(path, None, f"unknown key {unknown[0]!r}; a recipe holds {holds}")
+    settings: dict[str, Any] = {}
+    for table, keys in SETTINGS.items():
+        section = doc.get(table, {})
+        if not isinstance(section, dict):
+            raise FormatError(path, None, f"[{table}] must be a table")
+        for key, val in section.items():
+            if key not in keys:
+                raise FormatError(path, None, f"[{table}] has no setting {key!r}; it takes {', '.join(keys)}")
+            settings[key] = val
+    ops = doc.get("op", [])
+    if not isinstance(ops, list) or not all(isinstance(o, dict) for o in ops):
+        raise FormatError(path, None, "operations are [[op]] tables, e.g. [[op]] then cdl = \"grade.cc\"")
+    specs = []
+    for n, table in enumerate(ops, 1):
+        kinds = [k for k in table if k in OP_KINDS]
+        where = f"{path} op {n}"
+        if len(kinds) != 1:
+            raise FormatError(path, None, f"op {n} needs exactly one of {', '.join(OP_KINDS)}, got {kinds or 'none'}")
+        kind = kinds[0]
+        params = {k: v for k, v in table.items() if k != kind}
+        specs.append(OpSpec(kind, table[kind], params, where, path.parent))
+    description = doc.get("description", "")
+    return Recipe(path, specs, settings, str(description))
