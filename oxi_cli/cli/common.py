@@ -1,47 +1,184 @@
-"""Options every processing command shares, error reporting, and running one job end to end."""
+"""Options every processing command shares, error reporting, and handing a chain to the batch runner."""
 
 from __future__ import annotations
 
 import contextlib
-import sys
+import functools
+import inspect
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from oxi_cli.batch.options import BatchOptions
 from oxi_cli.errors import OxiError
 
+BATCH = "Inputs, outputs and batches"
+COMPUTE = "Compute and output format"
+
+PathsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="IN OUT for one file; or inputs (files, folders, globs, sequences like plate.####.exr) with -o.",
+        show_default=False,
+        metavar="PATHS",
+    ),
+]
+OutputOpt = Annotated[
+    str | None,
+    typer.Option(
+        "-o",
+        "--output",
+        help="Output file (one input), folder (created if missing) or sequence pattern (out.####.exr).",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
+NameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--name",
+        help="Output file names in a folder: {stem} {name} {ext} {frame} {base} {parent}, e.g. '{stem}_graded{ext}'.",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
+FramesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--frames",
+        help="Frames of a sequence input: 1001-1100, 1001-1100x2, 1001,1005,1010-1020. Default: all on disk.",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
+RecursiveOpt = Annotated[
+    bool, typer.Option("--recursive", "-r", help="Look in sub-folders of folder inputs.", rich_help_panel=BATCH)
+]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Files in flight at once, admitted against --memory-budget. Default 1.",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
+BudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-budget",
+        help="Memory the files in flight may use together, e.g. 8G (env OXI_MEMORY_BUDGET). "
+        "Default: half the memory available.",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
+SkipOpt = Annotated[
+    bool,
+    typer.Option("--skip-existing", help="Skip inputs whose output exists (resume a batch).", rich_help_panel=BATCH),
+]
+ContinueOpt = Annotated[
+    bool,
+    typer.Option(
+        "--continue-on-error",
+        help="Keep going after a failed file; summary at the end, exit 1 if any failed.",
+        rich_help_panel=BATCH,
+    ),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=BATCH)
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=BATCH)]
 BackendOpt = Annotated[
     str | None,
-    typer.Option("--backend", help="auto, cpu or gpu (env OXI_BACKEND). auto picks the best device found."),
+    typer.Option(
+        "--backend",
+        help="auto, cpu or gpu (env OXI_BACKEND). auto picks the best device found.",
+        rich_help_panel=COMPUTE,
+        show_default=False,
+    ),
 ]
-DeviceOpt = Annotated[int | None, typer.Option("--device", help="GPU adapter index from `oxi probe`.")]
-ThreadsOpt = Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads for compute and EXR I/O.")]
+DeviceOpt = Annotated[
+    int | None,
+    typer.Option("--device", help="GPU adapter index from `oxi probe`.", rich_help_panel=COMPUTE, show_default=False),
+]
+ThreadsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--threads", min=1, help="CPU threads for compute and EXR I/O.", rich_help_panel=COMPUTE, show_default=False
+    ),
+]
 OutTypeOpt = Annotated[
-    str, typer.Option("--out-type", help="Output pixel type: same, half, float, uint8 or uint16.")
+    str | None,
+    typer.Option(
+        "--out-type",
+        help="Output pixel type: same (default), half, float, uint8 or uint16.",
+        rich_help_panel=COMPUTE,
+        show_default=False,
+    ),
 ]
 CompressionOpt = Annotated[
-    str | None, typer.Option("--compression", help="EXR codec (zip, piz, dwaa, none...); default: the input's.")
+    str | None,
+    typer.Option(
+        "--compression",
+        help="EXR codec (zip, piz, dwaa, none...); default: the input's.",
+        rich_help_panel=COMPUTE,
+        show_default=False,
+    ),
 ]
-InPlaceOpt = Annotated[bool, typer.Option("--in-place", help="Allow OUT to be the same file as IN.")]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")]
-InArg = Annotated[Path, typer.Argument(help="Input image (EXR, PNG, TIFF, JPEG).", show_default=False)]
-OutArg = Annotated[Path, typer.Argument(help="Output image; its extension picks the format.", show_default=False)]
+InPlaceOpt = Annotated[
+    bool, typer.Option("--in-place", help="Allow an output to replace its input.", rich_help_panel=COMPUTE)
+]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=COMPUTE)]
+
+# BatchOptions field -> its option, in the order --help lists them.
+JOB_OPTIONS: dict[str, Any] = {
+    "output": OutputOpt,
+    "name": NameOpt,
+    "frames": FramesOpt,
+    "recursive": RecursiveOpt,
+    "jobs": JobsOpt,
+    "memory_budget": BudgetOpt,
+    "skip_existing": SkipOpt,
+    "continue_on_error": ContinueOpt,
+    "json": JsonOpt,
+    "quiet": QuietOpt,
+    "backend": BackendOpt,
+    "device": DeviceOpt,
+    "threads": ThreadsOpt,
+    "out_type": OutTypeOpt,
+    "compression": CompressionOpt,
+    "in_place": InPlaceOpt,
+    "debug": DebugOpt,
+}
 
 
-@dataclass
-class JobOptions:
-    backend: str | None = None
-    device: int | None = None
-    threads: int | None = None
-    out_type: str = "same"
-    compression: str | None = None
-    in_place: bool = False
-    debug: bool = False
-    quiet: bool = False
+def job_command(func: Callable[..., None]) -> Callable[..., None]:
+    """Give a command every shared option; it receives them packed as `opts: BatchOptions`.
+
+    Typer reads the parameters from `__signature__`, so one table declares them for every command.
+    """
+    own = [p for p in inspect.signature(func, eval_str=True).parameters.values() if p.name != "opts"]
+    defaults = BatchOptions()
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=getattr(defaults, name))
+        for name, kind in JOB_OPTIONS.items()
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> None:
+        opts = BatchOptions(**{name: kwargs.pop(name) for name in JOB_OPTIONS})
+        func(**kwargs, opts=opts)
+
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
+    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__  # so inspect and typing look at the signature above, not the original's
+    return wrapper
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -74,27 +211,36 @@ def reporting(debug: bool) -> Iterator[None]:
         raise _fail(f"{type(e).__name__}: {e} (rerun with --debug for the traceback)", 1) from None
 
 
-def run_job(
-    build_ops: Callable[[object], Sequence[object]],
-    src: Path,
-    dst: Path,
-    opts: JobOptions,
-) -> None:
-    """Read IN's header, build the ops for it, pick a backend, execute, and say what happened."""
-    with reporting(opts.debug):
-        from oxi_cli.backends.select import get_backend
-        from oxi_cli.execute import FileSink, FileSource, execute
-        from oxi_cli.io import read_spec, set_io_threads
+def split_in_out(paths: Sequence[str], opts: BatchOptions) -> list[str]:
+    """`IN OUT` (no -o) means -o OUT; otherwise every path is an input."""
+    from oxi_cli.errors import UsageError
 
-        ops = build_ops(read_spec(src))
-        backend = get_backend(opts.backend, opts.device, opts.threads)
-        set_io_threads(opts.threads)
-        sink = FileSink(dst, compression=opts.compression, input_path=src, in_place=opts.in_place)
-        result = execute(ops, FileSource(src), sink, backend, out_type=opts.out_type)
-        if not opts.quiet and sys.stderr.isatty():
-            names = ", ".join(op.name for op in ops) or "copy"
-            typer.echo(
-                f"{dst}: {result.out_width}x{result.out_height}, {names} on {result.backend}, "
-                f"{result.seconds['total']:.2f} s",
-                err=True,
-            )
+    if opts.output is not None:
+        return list(paths)
+    if len(paths) == 2:
+        opts.output = paths[1]
+        return [paths[0]]
+    if len(paths) < 2:
+        raise UsageError("give an output: `IN OUT` for one file, or -o/--output FOLDER for several inputs")
+    raise UsageError(f"{len(paths)} paths given without -o: name the output folder with -o/--output (e.g. -o out/)")
+
+
+def run_chain(paths: Sequence[str], opts: BatchOptions, build: Callable[[], Any]) -> None:
+    """Build the chain (checking every option first), then run the batch; exits with its status."""
+    with reporting(opts.debug):
+        chain = build()
+        inputs = split_in_out(paths, opts)
+        from oxi_cli.batch.runner import run_batch
+
+        code = run_batch(inputs, chain, opts)
+    if code:
+        raise typer.Exit(code)
+
+
+def chain_of(ops: list[Any], source: Path | None = None) -> Any:
+    """A chain of fixed ops (the single-op colour commands and blur)."""
+    from oxi_cli.recipe import Chain
+
+    chain = Chain()
+    chain.add_ops(ops, source)
+    return chain

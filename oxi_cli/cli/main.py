@@ -7,11 +7,21 @@ from typing import Annotated
 import typer
 
 from oxi_cli import __version__
-from oxi_cli.cli import color, spatial
+from oxi_cli.cli import color, info, run, spatial
+
+MAIN_EPILOG = """\b
+Every processing command takes IN OUT, or many inputs with -o:
+  oxi cdl plate.exr graded.exr --cdl look.cc
+  oxi cdl shots/ -o graded/ --cdl look.cc --jobs 2 --skip-existing --continue-on-error
+  oxi run 'plate.####.exr' -o 'out/plate.####.exr' --frames 1001-1100 --cdl look.cc --lut3d show.cube
+  oxi run --recipe dailies.toml shots/*.exr -o dailies/ --json > dailies.jsonl
+Exit status: 0 ok, 1 a file failed, 2 bad usage or input, 130 interrupted.
+"""
 
 app = typer.Typer(
     name="oxi",
     help="Colour and image processing for production image files (EXR, PNG, TIFF, JPEG) on GPU or CPU.",
+    epilog=MAIN_EPILOG,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -40,6 +50,13 @@ app.command(epilog=color.LUT_EPILOG)(color.lut3d)
 app.command(epilog=color.MATRIX_EPILOG)(color.matrix)
 app.command(epilog=spatial.RESIZE_EPILOG)(spatial.resize)
 app.command(epilog=spatial.BLUR_EPILOG)(spatial.blur)
+app.command(
+    epilog=run.RUN_EPILOG,
+    no_args_is_help=True,
+    options_metavar="IN... [OUT] [--cdl|--lut3d|--matrix|--resize|--blur VALUE]... [--recipe FILE] [OPTIONS]",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)(run.run)
+app.command(epilog=info.INFO_EPILOG)(info.info)
 
 
 PROBE_EPILOG = """\b
@@ -59,6 +76,10 @@ def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JS
         run_probe(json_output)
 
 
-def run() -> None:
+def run_app() -> None:
     """Console-script entry point."""
     app()
+
+
+# pyproject's console script names `oxi_cli.cli.main:run`; `run` is also the `oxi run` command's module.
+run = run_app  # noqa: F811

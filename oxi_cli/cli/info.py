@@ -1,0 +1,161 @@
+"""`oxi info`: print what image files hold (rich text or one JSON record per file)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from oxi_cli.cli.common import DebugOpt, FramesOpt, RecursiveOpt
+
+INFO_EPILOG = """\b
+Examples:
+  oxi info plate.exr
+  oxi info plate.exr --stats                  # min, max, mean, NaN and Inf per channel
+  oxi info shots/ --json | jq '.channels'
+  oxi info 'plate.####.exr' --frames 1001-1010 --stats --json
+\b
+--stats reads EXR files in bands of rows, so memory stays bounded for any image size. Min, max and mean
+cover finite values; NaN and infinities are counted apart. 8/16-bit values are shown as 0..1, as oxi
+processes them.
+"""
+
+
+def info(
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Image files, folders, globs or sequences.", show_default=False, metavar="FILES"),
+    ],
+    stats: Annotated[bool, typer.Option("--stats", help="Per-channel min, max, mean, NaN and Inf counts.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON record per file on stdout.")] = False,
+    recursive: RecursiveOpt = False,
+    frames: FramesOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Show an image's size, channels and pixel types, compression, tiling, windows and attributes."""
+    from oxi_cli.batch.inputs import expand_inputs
+    from oxi_cli.cli.common import reporting
+    from oxi_cli.errors import OxiError
+
+    with reporting(debug):
+        items = expand_inputs(paths, frames=frames, recursive=recursive)
+    code = 0
+    console = None
+    for item in items.items:
+        if item.missing:
+            doc: dict[str, Any] = {"path": str(item.path), "error": "frame not on disk"}
+            code = max(code, 1)
+        else:
+            from oxi_cli.info import channel_stats, describe
+
+            try:
+                doc = describe(item.path)
+                if stats:
+                    doc["stats"] = channel_stats(item.path)
+                doc["error"] = None
+            except Exception as e:  # one file's failure is reported; the others are still shown
+                if debug:
+                    raise
+                message = str(e) if isinstance(e, OxiError) else f"{type(e).__name__}: {e}"
+                doc = {"path": str(item.path), "error": message}
+                code = max(code, e.exit_code if isinstance(e, OxiError) else 1)
+        if json_output:
+            print(json.dumps(doc), flush=True)
+            if doc["error"]:
+                typer.echo(f"oxi: error: {_message(doc)}", err=True)
+            continue
+        if doc["error"]:
+            typer.echo(f"oxi: error: {_message(doc)}", err=True)
+            continue
+        if console is None:
+            from rich.console import Console
+
+            console = Console(highlight=False)
+        _print(console, doc)
+    if code:
+        raise typer.Exit(code)
+
+
+def _message(doc: dict[str, Any]) -> str:
+    return doc["error"] if doc["path"] in doc["error"] else f"{doc['path']}: {doc['error']}"
+
+
+def _print(console: Any, doc: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    size = _bytes(doc["file_bytes"])
+    kind = doc["format"].upper()
+    if doc.get("storage") == "tiled":
+        t = doc["tiles"]
+        kind += f", tiled {t['width']}x{t['height']} ({t['levels']})"
+    elif doc.get("storage"):
+        kind += ", scanline"
+    if doc.get("parts", 1) > 1:
+        kind += f", {doc['parts']} parts (first shown)"
+    console.print(f"[bold]{doc['path']}[/]")
+    rows = [
+        ("format", f"{kind}, {doc['compression'] or 'default'} compression, {size}"),
+        ("size", f"{doc['width']} x {doc['height']}"
+         + (f", pixel aspect {doc['pixel_aspect']}" if doc.get("pixel_aspect", 1.0) != 1.0 else "")),
+    ]
+    if doc.get("data_window"):
+        rows.append(("data window", _window(doc["data_window"])))
+        rows.append(("display window", _window(doc["display_window"])))
+    rows.append(("channels", _channels(doc["channels"])))
+    for key, value in doc["attributes"].items():
+        rows.append((key, _value(value)))
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column(overflow="fold")
+    for label, value in rows:
+        grid.add_row(label, str(value))
+    console.print(grid, markup=False)
+    if "stats" in doc:
+        table = Table(show_edge=False, pad_edge=False)
+        for col in ("channel", "min", "max", "mean", "NaN", "+Inf", "-Inf"):
+            table.add_column(col, justify="left" if col == "channel" else "right")
+        for name, s in doc["stats"].items():
+            table.add_row(name, _num(s["min"]), _num(s["max"]), _num(s["mean"]), str(s["nan"]), str(s["pos_inf"]),
+                          str(s["neg_inf"]))
+        console.print(table)
+    console.print()
+
+
+def _value(v: Any) -> str:
+    """Attribute values for people: floats to 6 significant digits (chromaticities are float32)."""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _window(box: list[list[int]] | None) -> str:
+    if box is None:
+        return "-"
+    (x0, y0), (x1, y1) = box
+    return f"({x0}, {y0}) - ({x1}, {y1}), {x1 - x0 + 1} x {y1 - y0 + 1}"
+
+
+def _channels(channels: list[dict[str, str]]) -> str:
+    """R, G, B, A (half); Z (float): consecutive channels of one type grouped."""
+    groups: list[tuple[str, list[str]]] = []
+    for c in channels:
+        if groups and groups[-1][0] == c["type"]:
+            groups[-1][1].append(c["name"])
+        else:
+            groups.append((c["type"], [c["name"]]))
+    return "; ".join(f"{', '.join(names)} ({kind})" for kind, names in groups)
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.6g}"
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

@@ -1,0 +1,202 @@
+"""`oxi info`: what an image file holds, and per-channel statistics streamed in row bands (any size)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oxi_cli.errors import InputError
+
+BAND_BYTES = 64 << 20  # decoded float32 bytes per band of rows; bounds memory whatever the image size
+# Header entries shown in their own fields rather than among the attributes.
+_STRUCTURAL = {"channels", "compression", "dataWindow", "displayWindow", "tiles", "type", "pixelAspectRatio",
+               "chunkCount", "oxi:extraParts"}
+_MAX_TEXT = 200
+
+
+def describe(path: str | Path) -> dict[str, Any]:
+    """Everything but the pixels: size, channels and pixel types, codec, tiling, windows, attributes."""
+    from oxi_cli.io import read_spec
+
+    path = Path(path)
+    spec = read_spec(path)
+    meta = spec.meta
+    header = meta.header
+    info: dict[str, Any] = {
+        "path": str(path),
+        "format": meta.format,
+        "file_bytes": path.stat().st_size,
+        "width": spec.width,
+        "height": spec.height,
+        "channels": [{"name": n, "type": meta.pixel_types[n]} for n in spec.channels],
+        "compression": meta.compression,
+    }
+    if meta.format == "exr":
+        tiles = header.get("tiles")
+        info["storage"] = "tiled" if tiles is not None else "scanline"
+        info["tiles"] = _tiles(tiles) if tiles is not None else None
+        info["data_window"] = _box(header.get("dataWindow"))
+        info["display_window"] = _box(header.get("displayWindow"))
+        info["pixel_aspect"] = _jsonable(header.get("pixelAspectRatio", 1.0))
+        info["parts"] = _exr_parts(path)
+    attributes = {k: _jsonable(v) for k, v in sorted(header.items()) if k not in _STRUCTURAL}
+    info["attributes"] = attributes
+    return info
+
+
+def _exr_parts(path: Path) -> int:
+    import OpenEXR
+
+    try:
+        return len(OpenEXR.File(str(path), header_only=True).parts)
+    except Exception:  # read_spec already opened it; a count is not worth failing over
+        return 1
+
+
+def _tiles(tiles: Any) -> dict[str, Any]:
+    return {
+        "width": int(tiles.xSize),
+        "height": int(tiles.ySize),
+        "levels": _jsonable(tiles.mode),
+        "rounding": _jsonable(tiles.roundingMode),
+    }
+
+
+def _box(box: Any) -> list[list[int]] | None:
+    if box is None:
+        return None
+    lo, hi = box
+    return [[int(lo[0]), int(lo[1])], [int(hi[0]), int(hi[1])]]
+
+
+def _jsonable(v: Any) -> Any:
+    """Header values (numpy arrays, OpenEXR enums, bytes, tuples) as plain JSON values."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return _short(v) if isinstance(v, str) else v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, (bytes, bytearray)):
+        text = bytes(v).decode("latin-1")
+        return _short(text) if text.isprintable() else f"<{len(v)} bytes>"
+    if isinstance(v, np.ndarray):
+        return _jsonable(v.tolist())
+    if isinstance(v, np.generic):
+        return _jsonable(v.item())
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if hasattr(v, "xSize") and hasattr(v, "ySize"):
+        return _tiles(v)
+    name = getattr(v, "name", None)
+    if isinstance(name, str):  # pybind11 enums: Compression.ZIP_COMPRESSION -> "ZIP_COMPRESSION"
+        return name
+    return _short(str(v))
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_TEXT else f"{text[:_MAX_TEXT]}... ({len(text)} characters)"
+
+
+# --- statistics ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChannelStats:
+    """Min, max and mean of the finite values; NaN and infinity counted apart."""
+
+    count: int = 0
+    finite: int = 0
+    total: float = 0.0
+    minimum: float = math.inf
+    maximum: float = -math.inf
+    nan: int = 0
+    pos_inf: int = 0
+    neg_inf: int = 0
+
+    def add(self, values: np.ndarray) -> None:
+        values = values.ravel()
+        self.count += values.size
+        nan = np.isnan(values)
+        inf = np.isinf(values)
+        self.nan += int(nan.sum())
+        pos = int(np.count_nonzero(values[inf] > 0))
+        self.pos_inf += pos
+        self.neg_inf += int(inf.sum()) - pos
+        finite = values[~(nan | inf)]
+        if finite.size:
+            self.finite += finite.size
+            self.total += float(finite.sum(dtype=np.float64))
+            self.minimum = min(self.minimum, float(finite.min()))
+            self.maximum = max(self.maximum, float(finite.max()))
+
+    def as_json(self) -> dict[str, Any]:
+        has = self.finite > 0
+        return {
+            "min": self.minimum if has else None,
+            "max": self.maximum if has else None,
+            "mean": self.total / self.finite if has else None,
+            "nan": self.nan,
+            "pos_inf": self.pos_inf,
+            "neg_inf": self.neg_inf,
+            "count": self.count,
+        }
+
+
+def channel_stats(path: str | Path, band_rows: int | None = None) -> dict[str, dict[str, Any]]:
+    """Per-channel statistics. EXR is read in bands of rows (about 64 MB of float32 each) through
+    OpenEXR's band reads, so memory stays flat for any image size; other formats are decoded whole.
+    Integer channels are reported as oxi processes them (uint8/uint16 mapped to 0..1).
+    """
+    from oxi_cli.io import format_for, read_spec
+
+    path = Path(path)
+    spec = read_spec(path)  # the one-line errors for missing, truncated or unsupported files
+    stats = {name: ChannelStats() for name in spec.channels}
+    if format_for(path) == "exr":
+        _exr_bands(path, spec.channels, spec.meta.pixel_types, stats, band_rows)
+    else:
+        from oxi_cli.image import to_float32
+        from oxi_cli.io import read_image
+
+        image = read_image(path)
+        for name, plane in image.planes.items():
+            stats[name].add(to_float32(plane, image.meta.pixel_types[name]))
+    return {name: s.as_json() for name, s in stats.items()}
+
+
+def _exr_bands(
+    path: Path, names: list[str], types: dict[str, str], stats: dict[str, ChannelStats], band_rows: int | None
+) -> None:
+    import Imath
+    import OpenEXR
+
+    as_float = Imath.PixelType(Imath.PixelType.FLOAT)
+    as_uint = Imath.PixelType(Imath.PixelType.UINT)
+    floats = [n for n in names if types[n] != "uint32"]
+    uints = [n for n in names if types[n] == "uint32"]  # read as integers: float32 would round above 2^24
+    try:
+        f = OpenEXR.InputFile(str(path))
+        header = f.header()
+        window = header["dataWindow"]
+        y_first, y_last = window.min.y, window.max.y
+        width = window.max.x - window.min.x + 1
+        rows = band_rows or max(1, BAND_BYTES // max(1, width * 4 * len(names)))
+        tiles = header.get("tiles")
+        if tiles is not None and band_rows is None:  # whole tile rows: each tile is decoded once
+            rows = max(tiles.ySize, rows // tiles.ySize * tiles.ySize)
+        for y in range(y_first, y_last + 1, rows):
+            y_end = min(y + rows - 1, y_last)
+            for name, buf in zip(floats, f.channels(floats, as_float, y, y_end) if floats else [], strict=True):
+                stats[name].add(np.frombuffer(buf, dtype=np.float32))
+            for name, buf in zip(uints, f.channels(uints, as_uint, y, y_end) if uints else [], strict=True):
+                stats[name].add(np.frombuffer(buf, dtype=np.uint32).astype(np.float64))
+        f.close()
+    except (OSError, RuntimeError, ValueError, TypeError) as e:
+        from oxi_cli.io.common import one_line
+
+        raise InputError(f"{path}: cannot read pixels for --stats ({one_line(e)}); the file may be truncated") from None
