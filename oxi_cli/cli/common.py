@@ -71,6 +71,7 @@ BudgetOpt = Annotated[
     str | None,
     typer.Option(
         "--memory-budget",
+        "--memory-limit",
         help="Memory the files in flight may use together, e.g. 8G (env OXI_MEMORY_BUDGET). "
         "Default: half the memory available.",
         rich_help_panel=BATCH,
