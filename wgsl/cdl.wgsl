@@ -1,51 +1,40 @@
-// cdl.wgsl: ASC CDL as OpenColorIO's CDLTransform; CLAMP selects the `asc` style, else `noclamp`.
-#include "common.wgsl"
-#include "pixels.wgsl"
-
-struct Params {
-    slope: vec4<f32>,
-    offset: vec4<f32>,
-    power: vec4<f32>,
-    sat: vec4<f32>,
-};
-@group(0) @binding(1) var<uniform> prm: Params;
+// cdl.wgsl: ASC CDL as OpenColorIO's CDLTransform, both styles; params[o..o+10] = slope RGB, offset RGB,
+// power RGB, saturation (ops.program's layout). Included by color.wgsl.
 
 const LUMA = vec3<f32>(0.2126, 0.7152, 0.0722);
 
-// As OCIO's renderer: a NaN after slope and offset counts as 0 (both styles). An infinite channel then
-// goes through; in `noclamp` the saturation step makes it Inf - Inf, so the whole pixel turns NaN.
-fn nan_to_zero(v: vec3<f32>) -> vec3<f32> {
-    var o = v;
+fn cdl_slope_offset(v: vec3<f32>, o: u32) -> vec3<f32> {
+    let slope = vec3<f32>(params[o], params[o + 1u], params[o + 2u]);
+    let offset = vec3<f32>(params[o + 3u], params[o + 4u], params[o + 5u]);
+    // As OCIO's renderer: a NaN after slope and offset counts as 0 (both styles). An infinite channel goes
+    // through; in `noclamp` the saturation step then makes Inf - Inf, so the whole pixel turns NaN.
+    var s = v * slope + offset;
     for (var c = 0u; c < 3u; c++) {
-        if (is_nan(v[c])) {
-            o[c] = 0.0;
+        if (is_nan(s[c])) {
+            s[c] = 0.0;
         }
     }
-    return o;
+    return s;
+}
+
+fn cdl_power_sat(v: vec3<f32>, o: u32) -> vec3<f32> {
+    let power = vec3<f32>(params[o + 6u], params[o + 7u], params[o + 8u]);
+    // Power only where v > 0: zero and negatives pass unchanged.
+    let p = select(v, pow(v, power), v > vec3<f32>(0.0));
+    let l = p.x * LUMA.x + p.y * LUMA.y + p.z * LUMA.z;
+    return l + params[o + 9u] * (p - l);
 }
 
 fn clamp01(v: vec3<f32>) -> vec3<f32> {
     return min(max(v, vec3<f32>(0.0)), vec3<f32>(1.0));
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let p = thread_index(wid, nwg, lid);
-    if (p >= pixel_count()) {
-        return;
-    }
-    let px = load_px(p);
-    var v = nan_to_zero(px.xyz * prm.slope.xyz + prm.offset.xyz);
-$$ if CLAMP
-    v = clamp01(v);
-$$ endif
-    // Power applies only where v > 0; zero and negatives pass unchanged.
-    v = select(v, pow(v, prm.power.xyz), v > vec3<f32>(0.0));
-    let l = v.x * LUMA.x + v.y * LUMA.y + v.z * LUMA.z;
-    v = l + prm.sat.x * (v - l);
-$$ if CLAMP
-    v = clamp01(v);
-$$ endif
-    store_px(p, vec4<f32>(v, px.w), false);
+// `noclamp` (OCIO CDL_NO_CLAMP): nothing is clamped.
+fn cdl_noclamp(v: vec3<f32>, o: u32) -> vec3<f32> {
+    return cdl_power_sat(cdl_slope_offset(v, o), o);
+}
+
+// `asc` (ASC v1.2): clamped to [0, 1] after slope/offset and after saturation.
+fn cdl_asc(v: vec3<f32>, o: u32) -> vec3<f32> {
+    return clamp01(cdl_power_sat(clamp01(cdl_slope_offset(v, o)), o));
 }

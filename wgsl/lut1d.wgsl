@@ -1,32 +1,16 @@
-// lut1d.wgsl: per-channel 1D LUT with linear interpolation; index clamped to the table, NaN to its start.
-#include "common.wgsl"
-#include "pixels.wgsl"
+// lut1d.wgsl: per-channel 1D LUT with linear interpolation, as OCIO's Lut1D; params[o..o+6] = domain
+// minimum RGB and index scale (N - 1) / (max - min) RGB; tables[to..] holds N rows of RGB. Included by
+// color.wgsl.
 
-struct Params {
-    dmin: vec4<f32>,
-    scale: vec4<f32>,  // (N - 1) / (domain max - domain min), per channel
-    last: u32,         // N - 1
-};
-@group(0) @binding(1) var<uniform> prm: Params;
-@group(0) @binding(2) var<storage, read> table: array<f32>;  // N rows of (r, g, b)
-
-fn lookup(x: f32, c: u32) -> f32 {
-    let i = lut_index(x, prm.dmin[c], prm.scale[c], f32(prm.last));
-    let i0 = u32(floor(i));
-    let i1 = min(i0 + 1u, prm.last);
-    let f = i - f32(i0);
-    let a = table[i0 * 3u + c];
-    let b = table[i1 * 3u + c];
-    return a + f * (b - a);
+fn lut1d_channel(x: f32, c: u32, o: u32, to: u32, n: u32) -> f32 {
+    let i = lut_index(x, params[o + c], params[o + 3u + c], f32(n - 1u));
+    let i0 = u32(i);
+    let i1 = min(i0 + 1u, n - 1u);
+    let a = table(to + i0 * 3u + c);
+    return a + (i - f32(i0)) * (table(to + i1 * 3u + c) - a);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let p = thread_index(wid, nwg, lid);
-    if (p >= pixel_count()) {
-        return;
-    }
-    let px = load_px(p);
-    store_px(p, vec4<f32>(lookup(px.x, 0u), lookup(px.y, 1u), lookup(px.z, 2u), px.w), false);
+fn lut1d(v: vec3<f32>, o: u32, to: u32, n: u32) -> vec3<f32> {
+    return vec3<f32>(lut1d_channel(v.x, 0u, o, to, n), lut1d_channel(v.y, 1u, o, to, n),
+                     lut1d_channel(v.z, 2u, o, to, n));
 }

@@ -1,32 +1,20 @@
-// matrix.wgsl: out = M . [r, g, b, a] + offset (column vector, as OCIO); ALPHA reads and writes channel 3.
-#include "common.wgsl"
-#include "pixels.wgsl"
+// matrix.wgsl: out = M . [r, g, b, a] + offset, column-vector convention (as OCIO); params[o..o+16] is M
+// row-major, params[o+16..o+20] the offset (ops.program's layout). Included by color.wgsl.
 
-struct Params {
-    rows: array<vec4<f32>, 4>,
-    offset: vec4<f32>,
-};
-@group(0) @binding(1) var<uniform> prm: Params;
-
-fn row(i: u32, x: vec4<f32>) -> f32 {
-    let m = prm.rows[i];
-    return m.x * x.x + m.y * x.y + m.z * x.z + m.w * x.w + prm.offset[i];
+fn matrix_row(o: u32, i: u32, x: vec4<f32>) -> f32 {
+    let m = o + 4u * i;
+    return params[m] * x.x + params[m + 1u] * x.y + params[m + 2u] * x.z + params[m + 3u] * x.w
+        + params[o + 16u + i];
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let p = thread_index(wid, nwg, lid);
-    if (p >= pixel_count()) {
-        return;
-    }
-    let px = load_px(p);
-$$ if ALPHA
-    let x = px;
-    store_px(p, vec4<f32>(row(0u, x), row(1u, x), row(2u, x), row(3u, x)), true);
-$$ else
-    // No alpha channel: the fourth column acts on a constant 1.
-    let x = vec4<f32>(px.xyz, 1.0);
-    store_px(p, vec4<f32>(row(0u, x), row(1u, x), row(2u, x), px.w), false);
-$$ endif
+// No alpha read: the fourth column acts on a constant 1 (an image without alpha, or a matrix whose alpha
+// row and column are the identity, so a NaN/Inf alpha never meets a zero coefficient).
+fn matrix_rgb(v: vec3<f32>, o: u32) -> vec3<f32> {
+    let x = vec4<f32>(v, 1.0);
+    return vec3<f32>(matrix_row(o, 0u, x), matrix_row(o, 1u, x), matrix_row(o, 2u, x));
+}
+
+// Alpha read and written through the fourth row and column.
+fn matrix_rgba(v: vec4<f32>, o: u32) -> vec4<f32> {
+    return vec4<f32>(matrix_row(o, 0u, v), matrix_row(o, 1u, v), matrix_row(o, 2u, v), matrix_row(o, 3u, v));
 }

@@ -162,12 +162,13 @@ def test_pipelines_compile_once_per_specialisation(gpu_backend, small_window_gpu
 def test_shader_files_are_found_and_templates_are_strict():
     from oxi_cli.backends.gpu.shaders import load_wgsl, render, wgsl_dir
 
-    for name in ("cdl", "matrix", "lut1d", "lut3d", "resize", "blur"):
+    for name in ("cdl", "matrix", "lut1d", "lut3d", "resize", "blur", "color"):
         assert (wgsl_dir() / f"{name}.wgsl").is_file()
-    assert "fn main" in render("cdl.wgsl", {"VEC4": True, "CH": 4, "CLAMP": False})
+    code = render("color.wgsl", {"VEC4": True, "CH": 4, "ALPHA": False})
+    assert "fn main" in code and "fn cdl_noclamp" in code and "fn lut3d_tetrahedral" in code
     assert "#include" not in render("resize.wgsl", {"VERTICAL": True, "T": "f32", "PX": 3})
-    with pytest.raises(KeyError, match="CLAMP"):
-        render("cdl.wgsl", {"VEC4": True, "CH": 4})
+    with pytest.raises(KeyError, match="ALPHA"):
+        render("color.wgsl", {"VEC4": True, "CH": 4})
     assert load_wgsl("common.wgsl") is load_wgsl("common.wgsl")
 
 

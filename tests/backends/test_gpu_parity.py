@@ -187,6 +187,66 @@ def test_lut3d_256_cube_larger_than_a_128mib_binding(gpu_backend, cpu_backend):
     _color_parity(gpu_backend, cpu_backend, img, "lut3d", op, scale=1.0)
 
 
+# --- colour chains, fused in one pass ------------------------------------------------------------------
+
+def _smooth_lut3d(n: int, seed: int, **kwargs) -> Lut3d:
+    """A look-like 3D LUT: a cross-channel mix and a gentle curve of the grid, values beyond 0..1."""
+    rng = np.random.default_rng(seed)
+    g = np.linspace(0.0, 1.0, n)
+    rgb = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1)
+    mix = np.eye(3) * 0.8 + rng.uniform(-0.1, 0.2, (3, 3))
+    return Lut3d((1.2 * np.clip(rgb @ mix.T, 0.0, None) ** 0.9 - 0.05).astype(np.float32), **kwargs)
+
+
+def _chain(seed: int, with_alpha_matrix: bool) -> list:
+    # Smooth tables, as real looks are: a chain of noise LUTs would amplify any float32 rounding a
+    # thousandfold from one op to the next, in every implementation.
+    rng = np.random.default_rng(seed)
+    ramp = np.linspace(0.0, 1.0, 33)[:, None]
+    return [
+        Cdl(**CDL_PARAMS["warm"]),
+        Matrix.from_values(_dense(16 if with_alpha_matrix else 9, seed)),
+        Lut1d((1.3 * ramp ** np.array([0.8, 1.0, 1.25]) - 0.1).astype(np.float32), (-0.25,) * 3, (8.0,) * 3),
+        _smooth_lut3d(17, seed, domain_min=(-0.1, 0.0, 0.0), domain_max=(1.5, 2.0, 4.0)),
+        Cdl(**CDL_PARAMS["steep"], style="asc"),
+        _smooth_lut3d(9, seed + 1, interp="trilinear"),
+        Matrix.from_values(rng.uniform(-0.3, 1.2, 12).tolist()),
+    ]
+
+
+@pytest.mark.parametrize("nonfinite", [False, True], ids=["finite", "nan_inf"])
+@pytest.mark.parametrize(("channels", "alpha_matrix"), [(3, False), (4, False), (4, True), (5, True)],
+                         ids=["rgb", "rgba", "rgba_alpha_matrix", "rgba_plus_z_alpha_matrix"])
+def test_colour_chain_gpu_matches_cpu(gpu_backend, cpu_backend, channels, alpha_matrix, nonfinite):
+    img = ref.hdr_image((*SHAPE, channels), seed=channels, nonfinite=nonfinite)
+    ops = _chain(channels, alpha_matrix)
+    has_alpha = channels >= 4
+
+    def run(backend):
+        src = backend.upload(img.copy())
+        backend.color_chain(src, src, ops, has_alpha)
+        return np.array(backend.download(src), dtype=np.float32)
+
+    want, got = run(cpu_backend), run(gpu_backend)
+    # Seven ops deep, the CPU's and GPU's float32 roundings (fused multiply-adds, pow) compound through
+    # steep curves and LUT cells: compared against the largest value the chain can produce.
+    assert_close(got, want, rtol=RTOL, scale=float(np.nanmax(np.abs(want[np.isfinite(want)]))), atol=FLT_MIN,
+                 inputs=img, what="colour chain")
+    first = 4 if alpha_matrix else 3
+    assert_bits_equal(got[..., first:], img[..., first:], "channels the chain does not touch pass through")
+
+
+def test_colour_chain_equals_its_ops_one_by_one_on_the_gpu(gpu_backend):
+    img = ref.hdr_image((*SHAPE, 4), seed=9, nonfinite=True)
+    ops = _chain(9, True)
+    fused = gpu_backend.upload(img.copy())
+    gpu_backend.color_chain(fused, fused, ops, True)
+    single = gpu_backend.upload(img.copy())
+    for op in ops:
+        op.dispatch(gpu_backend, single, single, True)
+    assert_bits_equal(gpu_backend.download(fused), gpu_backend.download(single), "fused chain vs op by op")
+
+
 # --- resize and blur -----------------------------------------------------------------------------------
 
 # name -> (src width, src height, dst width, dst height)

@@ -21,6 +21,7 @@ from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
 from oxi_cli.backends.gpu.shaders import PipelineCache
 from oxi_cli.errors import BackendUnavailable, ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops.program import compile_program
 from oxi_cli.ops.resize import axis_weights
 
 # Offsets of bound windows are multiples of this: the largest min-storage-buffer-offset-alignment
@@ -321,10 +322,16 @@ class WgpuBackend:
         (the executor calls this on a worker thread while the input decodes).
         """
         tiny = self.upload(np.ones((2, 2, channels), np.float16))  # the half transfer pipelines too
-        for op in ops:
+        colour: list[ColorOp] = []
+        for op in [*ops, None]:
             if isinstance(op, ColorOp):
-                op.dispatch(self, tiny, tiny, has_alpha)
-            else:
+                colour.append(op)
+                continue
+            if colour:  # as the executor fuses them, and each op alone, as per-op calls run them
+                for chain in {tuple(colour), *((c,) for c in colour)}:
+                    self.color_chain(tiny, tiny, chain, has_alpha)
+                colour = []
+            if op is not None:
                 small = replace(op, width=2, height=2) if isinstance(op, Resize) else op
                 small.dispatch(self, tiny, self.allocate(2, 2, channels))
         self.download(tiny, np.empty((2, 2, channels), np.float16))
@@ -339,45 +346,52 @@ class WgpuBackend:
     # --- protocol: colour ops --------------------------------------------------------------------------
 
     @_gpu_errors
-    def cdl(self, src: GpuImage, dst: GpuImage, op: Cdl) -> None:
-        params = np.zeros(16, np.float32)
-        params[0:3], params[4:7], params[8:11], params[12] = op.slope, op.offset, op.power, op.sat
-        self._color(src, dst, "cdl.wgsl", {"CLAMP": op.style == "asc"}, params.tobytes())
-
-    @_gpu_errors
-    def matrix(self, src: GpuImage, dst: GpuImage, op: Matrix, has_alpha: bool) -> None:
+    def color_chain(self, src: GpuImage, dst: GpuImage, ops: Sequence[ColorOp], has_alpha: bool) -> None:
+        """Consecutive colour ops in one dispatch per window: each pixel read and written once."""
         if has_alpha and src.shape[2] < 4:
-            raise ProcessingError(f"matrix with alpha needs 4 channels, the image has {src.shape[2]}")
-        params = np.concatenate([op.array.astype(np.float32).ravel(), np.asarray(op.offset, np.float32)])
-        self._color(src, dst, "matrix.wgsl", {"ALPHA": bool(has_alpha)}, params.tobytes())
+            raise ProcessingError(f"a colour chain with alpha needs 4 channels, the image has {src.shape[2]}")
+        key = ("chain", tuple(ops), bool(has_alpha))  # ops with tables hash by identity; the key keeps them
+        program, bindings, slab = self._table(key, lambda: self._program(ops, has_alpha))
+        n_ops = int(program.ops.shape[0])
+        uniform = self._uniform(np.array([n_ops, slab, 0, 0], np.uint32))
+        self._color(src, dst, "color.wgsl", {"ALPHA": program.uses_alpha}, uniform, bindings)
 
-    @_gpu_errors
+    def cdl(self, src: GpuImage, dst: GpuImage, op: Cdl) -> None:
+        self.color_chain(src, dst, [op], False)
+
+    def matrix(self, src: GpuImage, dst: GpuImage, op: Matrix, has_alpha: bool) -> None:
+        self.color_chain(src, dst, [op], has_alpha)
+
     def lut1d(self, src: GpuImage, dst: GpuImage, op: Lut1d) -> None:
-        table = self._table(op, lambda: (self._data_buffer(op.table, "lut1d"), None))[0]
-        lo, scale = _domain(op)
-        params = _struct(lo, scale, np.array([op.size - 1], np.uint32))
-        self._color(src, dst, "lut1d.wgsl", {}, params, {2: (table, 0, table.size)})
+        self.color_chain(src, dst, [op], False)
 
-    @_gpu_errors
     def lut3d(self, src: GpuImage, dst: GpuImage, op: Lut3d) -> None:
-        entries = op.size**3
-        slab = self._table_window // 12 // 64 * 64  # 64 entries = 768 bytes keeps slab offsets aligned
-        if entries > slab * TABLE_SLABS:
-            raise ProcessingError(
-                f"a {op.size}^3 LUT needs more than {TABLE_SLABS} bindings of {self._table_window >> 20} MiB "
-                f"on {self.adapter.name}; use --backend cpu"
+        self.color_chain(src, dst, [op], False)
+
+    def _program(self, ops: Sequence[ColorOp], has_alpha: bool) -> tuple[Any, dict, int]:
+        """The chain compiled by ops.program (as the CPU runs it) and its device buffers.
+
+        Tables are bound as up to four windows of `slab` floats, a multiple of 3 * 64: an RGB entry never
+        straddles two windows and every window starts 256-byte aligned.
+        """
+        program = compile_program(ops, has_alpha)
+        floats = int(program.tables.size)
+        slab = self._table_window // 4 // 192 * 192
+        if floats > slab * TABLE_SLABS:
+            raise GpuFailure(
+                f"the chain's LUT tables ({floats * 4 / 2**20:.0f} MiB) need more than {TABLE_SLABS} bindings of "
+                f"{self._table_window >> 20} MiB on {self.adapter.name}; use --backend cpu"
             )
-        slab = min(slab, entries)
-        table = self._table(op, lambda: (self._data_buffer(op.table, "lut3d"), None))[0]
-        bindings = {}
-        for s in range(TABLE_SLABS):
-            first = min(s, (entries - 1) // slab) * slab  # unused bindings repeat the last slab
-            size = min(slab, entries - first) * 12
-            bindings[2 + s] = (table, first * 12, size)
-        lo, scale = _domain(op)
-        params = _struct(lo, scale, np.array([op.size, slab], np.uint32))
-        spec = {"TETRA": op.interp == "tetrahedral"}
-        self._color(src, dst, "lut3d.wgsl", spec, params, bindings)
+        slab = min(slab, _round_up(floats, 3))
+        tables = self._data_buffer(program.tables, "colour tables")
+        bindings = {
+            2: _whole(self._data_buffer(program.ops.astype(np.uint32), "colour ops")),
+            3: _whole(self._data_buffer(program.params, "colour params")),
+        }
+        for k in range(TABLE_SLABS):
+            first = min(k, (floats - 1) // slab) * slab  # unused bindings repeat the last window
+            bindings[4 + k] = (tables, first * 4, min(slab, floats - first) * 4)
+        return program, bindings, slab
 
     # --- protocol: spatial ops ---------------------------------------------------------------------------
 
@@ -440,7 +454,7 @@ class WgpuBackend:
         dst: GpuImage,
         shader: str,
         spec: dict[str, Any],
-        params: bytes,
+        uniform: tuple[Any, int, int],
         extra: dict[int, tuple[Any, int, int]] | None = None,
     ) -> None:
         h, w, c = src.shape
@@ -457,7 +471,6 @@ class WgpuBackend:
         per_window = self._window // px_bytes // 64 * 64  # 64 pixels keep window offsets 256-aligned
         if per_window == 0:
             raise ProcessingError(f"the binding window ({self._window} bytes) is smaller than 64 pixels")
-        uniform = self._uniform(params)
         cpass = encoder.begin_compute_pass()
         pixels = h * w
         for p0 in range(0, pixels, per_window):
@@ -596,7 +609,7 @@ class WgpuBackend:
         buf = self.device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.UNIFORM)
         return buf, 0, len(data)
 
-    def _table(self, key: Any, make: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
+    def _table(self, key: Any, make: Callable[[], Any]) -> Any:
         """Device copies of LUTs and weights, kept for the last few ops so tiles don't re-upload them.
 
         Ops with array fields compare by identity: the op itself is kept in the key so its id stays valid.
@@ -693,23 +706,6 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
 
 def _whole(buffer: Any) -> tuple[Any, int, int]:
     return buffer, 0, buffer.size
-
-
-def _domain(op: Lut1d | Lut3d) -> tuple[np.ndarray, np.ndarray]:
-    """Domain minimum and index scale (N - 1) / (max - min), rounded to float32 as the CPU kernels get them."""
-    lo = np.asarray(op.domain_min, dtype=np.float32)
-    span = np.asarray(op.domain_max, np.float64) - np.asarray(op.domain_min, np.float64)
-    return lo, ((op.size - 1) / span).astype(np.float32)
-
-
-def _struct(*parts: np.ndarray) -> bytes:
-    """Uniform bytes: each 3-vector padded to a vec4 (16 bytes), scalars packed after."""
-    out = b""
-    for p in parts:
-        if p.dtype == np.float32 and p.size == 3:
-            p = np.append(p, np.float32(0))
-        out += p.tobytes()
-    return out
 
 
 def _pass(
