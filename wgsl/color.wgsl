@@ -1,6 +1,7 @@
 // color.wgsl: a chain of colour ops in one pass, each pixel read and written once. The chain is
-// ops.program's flat program: rows of (op code, param offset, table offset, table size) interpreted per
-// pixel, as the CPU backend's colour interpreter does; each op's maths lives in its own file below.
+// ops.program's flat program: rows of (op code, param offset, table offset, table size), as the CPU
+// backend's colour interpreter runs it; each op's maths lives in its own file below. CHAIN holds one
+// `x = apply_op(CODE, x, ops[j]);` line per op (the pipeline is specialised on the op codes);
 // ALPHA: some matrix reads and writes channel 3.
 #include "common.wgsl"
 #include "pixels.wgsl"
@@ -59,6 +60,20 @@ fn table(i: u32) -> f32 {
 #include "lut1d.wgsl"
 #include "lut3d.wgsl"
 
+// One op of the chain on (r, g, b, a). Called with a constant code for each op in turn (CHAIN, generated
+// from the program's op codes), so the compiler keeps only that op's branch: no interpreter loop.
+fn apply_op(code: u32, x: vec4<f32>, op: vec4<u32>) -> vec4<f32> {
+    switch code {
+        case CDL_NOCLAMP: { return vec4<f32>(cdl_noclamp(x.xyz, op.y), x.w); }
+        case CDL_ASC: { return vec4<f32>(cdl_asc(x.xyz, op.y), x.w); }
+        case MATRIX_RGB: { return vec4<f32>(matrix_rgb(x.xyz, op.y), x.w); }
+        case MATRIX_RGBA: { return matrix_rgba(x, op.y); }
+        case LUT1D: { return vec4<f32>(lut1d(x.xyz, op.y, op.z, op.w), x.w); }
+        case LUT3D_TETRAHEDRAL: { return vec4<f32>(lut3d_tetrahedral(x.xyz, op.y, op.z, op.w), x.w); }
+        default: { return vec4<f32>(lut3d_trilinear(x.xyz, op.y, op.z, op.w), x.w); }
+    }
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -67,31 +82,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     let px = load_px(p);
-    var v = px.xyz;
 $$ if ALPHA
-    var a = px.w;
+    var x = px;
 $$ else
-    var a = 1.0;
+    var x = vec4<f32>(px.xyz, 1.0);
 $$ endif
-    for (var j = 0u; j < chain.count; j++) {
-        let op = ops[j];
-        switch op.x {
-            case CDL_NOCLAMP: { v = cdl_noclamp(v, op.y); }
-            case CDL_ASC: { v = cdl_asc(v, op.y); }
-            case MATRIX_RGB: { v = matrix_rgb(v, op.y); }
-            case MATRIX_RGBA: {
-                let m = matrix_rgba(vec4<f32>(v, a), op.y);
-                v = m.xyz;
-                a = m.w;
-            }
-            case LUT1D: { v = lut1d(v, op.y, op.z, op.w); }
-            case LUT3D_TETRAHEDRAL: { v = lut3d_tetrahedral(v, op.y, op.z, op.w); }
-            default: { v = lut3d_trilinear(v, op.y, op.z, op.w); }
-        }
-    }
+{{CHAIN}}
 $$ if ALPHA
-    store_px(p, vec4<f32>(v, a), true);
+    store_px(p, x, true);
 $$ else
-    store_px(p, vec4<f32>(v, px.w), false);
+    store_px(p, vec4<f32>(x.xyz, px.w), false);
 $$ endif
 }

@@ -164,11 +164,11 @@ def test_shader_files_are_found_and_templates_are_strict():
 
     for name in ("cdl", "matrix", "lut1d", "lut3d", "resize", "blur", "color"):
         assert (wgsl_dir() / f"{name}.wgsl").is_file()
-    code = render("color.wgsl", {"VEC4": True, "CH": 4, "ALPHA": False})
+    code = render("color.wgsl", {"VEC4": True, "CH": 4, "ALPHA": False, "CHAIN": "    x = apply_op(0u, x, ops[0]);"})
     assert "fn main" in code and "fn cdl_noclamp" in code and "fn lut3d_tetrahedral" in code
     assert "#include" not in render("resize.wgsl", {"VERTICAL": True, "T": "f32", "PX": 3})
     with pytest.raises(KeyError, match="ALPHA"):
-        render("color.wgsl", {"VEC4": True, "CH": 4})
+        render("color.wgsl", {"VEC4": True, "CH": 4, "CHAIN": ""})
     assert load_wgsl("common.wgsl") is load_wgsl("common.wgsl")
 
 

@@ -354,7 +354,8 @@ class WgpuBackend:
         program, bindings, slab = self._table(key, lambda: self._program(ops, has_alpha))
         n_ops = int(program.ops.shape[0])
         uniform = self._uniform(np.array([n_ops, slab, 0, 0], np.uint32))
-        self._color(src, dst, "color.wgsl", {"ALPHA": program.uses_alpha}, uniform, bindings)
+        chain = "\n".join(f"    x = apply_op({code}u, x, ops[{j}]);" for j, code in enumerate(program.key))
+        self._color(src, dst, "color.wgsl", {"ALPHA": program.uses_alpha, "CHAIN": chain}, uniform, bindings)
 
     def cdl(self, src: GpuImage, dst: GpuImage, op: Cdl) -> None:
         self.color_chain(src, dst, [op], False)
