@@ -60,6 +60,7 @@ def mem_cases(width: int, height: int) -> list[MemCase]:
         MemCase("matrix", "matrix 4x4", "matrix", Matrix(MATRIX), (True,), kernel_target=0.5),
         MemCase("lut3d", "lut3d 33³ tetra", "lut3d", look33, kernel_target=0.5),
         MemCase("lut3d65", "lut3d 65³ tetra", "lut3d", look65, speedup_target=5.0),
+        MemCase("chain", "cdl+matrix+lut3d 33³ fused", "color_chain", (grade, Matrix(MATRIX), look33), (True,)),
         MemCase("resize", f"lanczos3 → {width // 2}x{height // 2}", "resize",
                 Resize(width // 2, height // 2, "lanczos3"), out_scale=0.5, speedup_target=5.0),
         MemCase("blur2", "blur σ2.25", "blur", Blur(2.25)),
@@ -118,7 +119,7 @@ def in_memory(gpu: Any, cpu: Any | None, img: np.ndarray, cases: Sequence[MemCas
     ops = []
     for case in cases:
         oh, ow = max(1, round(h * case.out_scale)), max(1, round(w * case.out_scale))
-        out = src if case.method in ("cdl", "matrix", "lut3d") else gpu.allocate(oh, ow, c)
+        out = src if case.method in ("cdl", "matrix", "lut3d", "color_chain") else gpu.allocate(oh, ow, c)
 
         def kernel(case: MemCase = case, out: Any = out) -> None:
             for _ in range(reps):
