@@ -43,6 +43,10 @@ class ProcessingError(OxiError):
     exit_code = 1
 
 
+class GpuFailure(ProcessingError):
+    """The device failed while working (out of memory, lost, driver error): `auto` may redo the job on the CPU."""
+
+
 class BackendUnavailable(OxiError):
     """The requested compute backend cannot be used on this machine."""
 

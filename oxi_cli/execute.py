@@ -168,27 +168,64 @@ def _nearest_type(kind: str, allowed: tuple[str, ...]) -> str:
     return next(k for k in prefs if k in allowed)
 
 
-def gather(image: Image, names: Sequence[str]) -> np.ndarray:
-    """Interleave the named planes into one float32 (H, W, C) working array."""
-    work = np.empty((image.height, image.width, len(names)), dtype=np.float32)
+def half_only(types: dict[str, str], names: Sequence[str]) -> bool:
+    """Whether every named channel is half: then pixels can travel as half (half the bytes to a GPU)."""
+    return bool(names) and all(types[n] == "half" for n in names)
+
+
+def gather(image: Image, names: Sequence[str], dtype: np.dtype | type = np.float32) -> np.ndarray:
+    """Interleave the named planes into one (H, W, C) working array: float32, or float16 for half planes."""
+    work = np.empty((image.height, image.width, len(names)), dtype=dtype)
     for i, name in enumerate(names):
-        work[..., i] = to_float32(image.planes[name], image.meta.pixel_types[name])
+        plane = image.planes[name]
+        work[..., i] = plane if work.dtype == np.float16 else to_float32(plane, image.meta.pixel_types[name])
     return work
 
 
-def run_chain(backend: Backend, work: np.ndarray, ops: Sequence[Op], has_alpha: bool) -> np.ndarray:
-    """Upload once, run every op on the device, download once."""
-    handle = backend.upload(work)
+def _segments(ops: Sequence[Op]) -> list[list[Op]]:
+    """Consecutive colour ops grouped into one segment (fused on the device); each spatial op alone."""
+    segments: list[list[Op]] = []
     for op in ops:
-        if isinstance(op, ColorOp):
-            op.dispatch(backend, handle, handle, has_alpha)
+        if isinstance(op, ColorOp) and segments and isinstance(segments[-1][0], ColorOp):
+            segments[-1].append(op)
+        else:
+            segments.append([op])
+    return segments
+
+
+def run_chain(
+    backend: Backend, work: np.ndarray, ops: Sequence[Op], has_alpha: bool, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Upload once, run the chain on the device (colour runs fused), download once (into `out` if given)."""
+    handle = backend.upload(work)
+    for segment in _segments(ops):
+        first = segment[0]
+        if isinstance(first, ColorOp):
+            backend.color_chain(handle, handle, segment, has_alpha)  # type: ignore[arg-type]
         else:
             h, w, c = handle.shape
-            ow, oh = op.out_size(w, h)
+            ow, oh = first.out_size(w, h)
             dst = backend.allocate(oh, ow, c)
-            op.dispatch(backend, handle, dst)
+            first.dispatch(backend, handle, dst)
             handle = dst
-    return backend.download(handle)
+    if out is not None and out.shape != tuple(handle.shape):
+        raise ValueError(f"download target is {out.shape}, the result is {tuple(handle.shape)}")
+    return backend.download(handle, out)
+
+
+def compute(
+    backend: Backend, image: Image, names: Sequence[str], ops: Sequence[Op], has_alpha: bool, types: dict[str, str]
+) -> np.ndarray:
+    """Run the chain on `image`'s working channels; half in and half out when the files are half."""
+    source_half = half_only(image.meta.pixel_types, names)
+    work = gather(image, names, np.float16 if source_half else np.float32)
+    out = None
+    if half_only(types, names):
+        w, h = image.width, image.height
+        for op in ops:
+            w, h = op.out_size(w, h) if isinstance(op, ImageOp) else (w, h)
+        out = np.empty((h, w, len(names)), dtype=np.float16)
+    return run_chain(backend, work, ops, has_alpha, out)
 
 
 def _read_while_preparing(
@@ -230,7 +267,7 @@ def execute(
     image = _read_while_preparing(source, backend, ops, len(names), has_alpha)
     t1 = time.perf_counter()
     types = output_types(image, out_type, sink.format)
-    out = run_chain(backend, gather(image, names), ops, has_alpha) if names else None
+    out = compute(backend, image, names, ops, has_alpha, types) if names else None
     t2 = time.perf_counter()
     planes: dict[str, np.ndarray] = {}
     for name, plane in image.planes.items():

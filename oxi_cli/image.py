@@ -71,4 +71,5 @@ def from_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:
     if pixel_type == "uint32":
         clean = np.nan_to_num(plane, nan=0.0, posinf=4294967295.0, neginf=0.0)
         return np.clip(np.rint(clean), 0, 4294967295.0).astype(np.uint32)
-    return plane.astype(PIXEL_DTYPES[pixel_type], copy=False)
+    with np.errstate(over="ignore"):  # beyond half's range is +-Inf, as OpenEXR itself converts
+        return plane.astype(PIXEL_DTYPES[pixel_type], copy=False)

@@ -24,7 +24,7 @@ from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, estimate, memory_budget
-from oxi_cli.errors import BackendUnavailable, InputError, OxiError, UsageError
+from oxi_cli.errors import BackendUnavailable, GpuFailure, InputError, OxiError, UsageError
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
 Progress = Callable[[int, int], None]
@@ -324,7 +324,7 @@ class Batch:
         try:
             return process_file(job, self.backend, self.opts, progress)
         except OxiError as e:
-            if type(e).__name__ != "GpuFailure" or not hasattr(self.raw_backend, "fall_back"):
+            if not isinstance(e, GpuFailure) or not hasattr(self.raw_backend, "fall_back"):
                 raise
             with self.fallback_lock:
                 if self.backend.name == "gpu":  # the first failing file switches; the others just redo
@@ -341,7 +341,9 @@ class Batch:
 
     def _device_name(self) -> str:
         if self._device is None:
-            adapter = getattr(self.backend, "adapter", None) if self.backend.name == "gpu" else None
+            # A GPU still opening (no file needed it yet) is not waited for just to be named.
+            opened = getattr(self.raw_backend, "ready", True)
+            adapter = getattr(self.backend, "adapter", None) if self.backend.name == "gpu" and opened else None
             if adapter is not None:
                 self._device = f"{adapter.name} ({adapter.api})"
             else:

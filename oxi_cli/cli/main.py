@@ -76,8 +76,19 @@ def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JS
         run_probe(json_output)
 
 
+PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run")
+
+
 def run_app() -> None:
     """Console-script entry point."""
+    import sys
+
+    from oxi_cli.backends.select import open_early
+
+    args = sys.argv[1:]
+    # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
+    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help"} & set(args):
+        open_early(args)
     app()
 
 

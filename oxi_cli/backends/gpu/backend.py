@@ -19,7 +19,7 @@ import wgpu
 from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
 from oxi_cli.backends.gpu.shaders import PipelineCache
-from oxi_cli.errors import BackendUnavailable, ProcessingError
+from oxi_cli.errors import BackendUnavailable, GpuFailure, ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp, Lut1d, Lut3d, Matrix, Resize
 from oxi_cli.ops.program import compile_program
 from oxi_cli.ops.resize import axis_weights
@@ -150,10 +150,6 @@ def open_adapter(index: int) -> _Context:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:300] or type(exc).__name__
-
-
-class GpuFailure(ProcessingError):
-    """The device failed while working (out of memory, lost, driver error): `auto` may redo the job on the CPU."""
 
 
 def _gpu_errors(method: Callable) -> Callable:
