@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from oxi_cli.errors import OpError
 
 if TYPE_CHECKING:
@@ -54,3 +56,20 @@ def finite_triple(label: str, values: float | Iterable[float]) -> tuple[float, f
 def check_finite(label: str, values: Sequence[float]) -> None:
     if not all(math.isfinite(v) for v in values):
         raise OpError(f"{label} must be finite numbers, got {list(values)}")
+
+
+def freeze_lut(op: object, label: str, table: np.ndarray, size: int, min_size: int, max_size: int) -> None:
+    """Shared LUT checks (size, finite values, a non-empty domain), then store a read-only contiguous table."""
+    if not min_size <= size <= max_size:
+        raise OpError(f"{label} size must be {min_size}..{max_size}, got {size}")
+    if not np.isfinite(table).all():
+        raise OpError(f"{label} contains NaN or Inf values")
+    lo = finite_triple(f"{label} domain min", op.domain_min)  # type: ignore[attr-defined]
+    hi = finite_triple(f"{label} domain max", op.domain_max)  # type: ignore[attr-defined]
+    if any(h <= lo_ for lo_, h in zip(lo, hi, strict=True)):
+        raise OpError(f"{label} domain max {hi} must exceed domain min {lo}")
+    table = np.ascontiguousarray(table)
+    table.setflags(write=False)
+    object.__setattr__(op, "table", table)
+    object.__setattr__(op, "domain_min", lo)
+    object.__setattr__(op, "domain_max", hi)

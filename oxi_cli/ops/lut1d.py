@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import ColorOp, finite_triple
+from oxi_cli.ops.base import ColorOp, freeze_lut
 
 MIN_SIZE, MAX_SIZE = 2, 1 << 20
 
@@ -28,19 +28,7 @@ class Lut1d(ColorOp):
             table = np.repeat(table[:, None], 3, axis=1)
         if table.ndim != 2 or table.shape[1] != 3:
             raise OpError(f"1D LUT table must be (N, 3), got shape {table.shape}")
-        if not MIN_SIZE <= table.shape[0] <= MAX_SIZE:
-            raise OpError(f"1D LUT size must be {MIN_SIZE}..{MAX_SIZE}, got {table.shape[0]}")
-        if not np.isfinite(table).all():
-            raise OpError("1D LUT contains NaN or Inf values")
-        lo = finite_triple("1D LUT domain min", self.domain_min)
-        hi = finite_triple("1D LUT domain max", self.domain_max)
-        if any(h <= lo_ for lo_, h in zip(lo, hi, strict=True)):
-            raise OpError(f"1D LUT domain max {hi} must exceed domain min {lo}")
-        table = np.ascontiguousarray(table)
-        table.setflags(write=False)
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "domain_min", lo)
-        object.__setattr__(self, "domain_max", hi)
+        freeze_lut(self, "1D LUT", table, table.shape[0], MIN_SIZE, MAX_SIZE)
 
     @property
     def size(self) -> int:

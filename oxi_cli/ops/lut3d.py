@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import ColorOp, finite_triple
+from oxi_cli.ops.base import ColorOp, freeze_lut
 
 Interp = Literal["tetrahedral", "trilinear"]
 MIN_SIZE, MAX_SIZE = 2, 256
@@ -29,21 +29,9 @@ class Lut3d(ColorOp):
         n = table.shape[0] if table.ndim == 4 else -1
         if table.ndim != 4 or table.shape != (n, n, n, 3):
             raise OpError(f"3D LUT table must be (N, N, N, 3), got shape {table.shape}")
-        if not MIN_SIZE <= n <= MAX_SIZE:
-            raise OpError(f"3D LUT size must be {MIN_SIZE}..{MAX_SIZE}, got {n}")
-        if not np.isfinite(table).all():
-            raise OpError("3D LUT contains NaN or Inf values")
-        lo = finite_triple("3D LUT domain min", self.domain_min)
-        hi = finite_triple("3D LUT domain max", self.domain_max)
-        if any(h <= lo_ for lo_, h in zip(lo, hi, strict=True)):
-            raise OpError(f"3D LUT domain max {hi} must exceed domain min {lo}")
         if self.interp not in ("tetrahedral", "trilinear"):
             raise OpError(f"3D LUT interpolation must be tetrahedral or trilinear, got {self.interp!r}")
-        table = np.ascontiguousarray(table)
-        table.setflags(write=False)
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "domain_min", lo)
-        object.__setattr__(self, "domain_max", hi)
+        freeze_lut(self, "3D LUT", table, n, MIN_SIZE, MAX_SIZE)
 
     @property
     def size(self) -> int:
