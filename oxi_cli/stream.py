@@ -22,10 +22,9 @@ from oxi_cli.execute import (
     MemorySource,
     Result,
     _read_while_preparing,
+    compute,
     execute,
-    gather,
     output_types,
-    run_chain,
     working_channels,
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
@@ -298,7 +297,8 @@ class _Chain:
         """Run `ops` on one band or tile; keep rows/cols [start, stop) of its result, in output types."""
         out: dict[str, np.ndarray] = {}
         if self.names:
-            result = run_chain(self.backend, gather(region, self.names), ops, self.has_alpha)
+            # The single pass's own path (half pixels travel as half when the files are half).
+            result = compute(self.backend, region, self.names, ops, self.has_alpha, self.types)
             kept = result[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]]
             for i, name in enumerate(self.names):
                 out[name] = from_float32(kept[..., i], self.types[name])
