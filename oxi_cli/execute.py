@@ -123,6 +123,7 @@ class Result:
     out_height: int
     channels: list[str]
     seconds: dict[str, float] = field(default_factory=dict)
+    strategy: str = "single"
 
 
 def working_channels(channels: Sequence[str], ops: Sequence[Op]) -> tuple[list[str], bool]:

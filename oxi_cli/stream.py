@@ -497,9 +497,10 @@ def execute_planned(
             progress(result.out_height, result.out_height)
         return result
     if plan.strategy == "tiled":
-        return _execute_tiled(ops, source_path, sink, backend, plan, out_type, progress)
+        return replace(_execute_tiled(ops, source_path, sink, backend, plan, out_type, progress), strategy="tiled")
     if plan.strategy == "streaming":
-        return _execute_streaming(ops, source_path, sink, backend, plan, out_type, progress)
+        result = _execute_streaming(ops, source_path, sink, backend, plan, out_type, progress)
+        return replace(result, strategy="streaming")
     raise UsageError(f"unknown strategy {plan.strategy!r}; use single, tiled or streaming")
 
 

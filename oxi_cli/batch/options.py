@@ -16,6 +16,9 @@ class BatchOptions:
     recursive: bool = False
     jobs: int | None = None
     memory_budget: str | None = None
+    vram_limit: str | None = None
+    strategy: str | None = None
+    plan_only: bool = False
     skip_existing: bool = False
     continue_on_error: bool = False
     json: bool = False

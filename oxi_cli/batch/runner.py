@@ -23,7 +23,7 @@ from oxi_cli.batch.naming import OutputTarget, output_path, resolve_target
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
-from oxi_cli.batch.schedule import Footprint, Scheduler, estimate, memory_budget
+from oxi_cli.batch.schedule import Footprint, Scheduler, memory_budget
 from oxi_cli.errors import BackendUnavailable, GpuFailure, InputError, OxiError, UsageError
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
@@ -39,20 +39,29 @@ class Job:
     nbytes: int = 0
     ops: list[Any] = field(default_factory=list)
     footprint: Footprint | None = None
+    plan: Any = None
     thread: threading.Thread | None = None
 
 
 def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress) -> Any:
-    """Process one file end to end and return the executor's Result.
+    """Process one file end to end as its plan says and return the executor's Result.
 
-    The one place that calls the executor: when the planner's `execute_planned(...)` lands, call it here
-    with `progress=progress` (rows done, rows total); `progress` raises KeyboardInterrupt once the batch is
-    cancelled, which lets a streamed file stop between bands.
+    `progress` (rows done, rows total) raises KeyboardInterrupt once the batch is cancelled, which lets a
+    streamed file stop between bands.
     """
-    from oxi_cli.execute import FileSink, FileSource, execute
+    from oxi_cli.stream import execute_planned
 
-    sink = FileSink(job.output, compression=opts.compression, input_path=job.item.path, in_place=opts.in_place)
-    return execute(job.ops, FileSource(job.item.path), sink, backend, out_type=opts.out_type or "same")
+    return execute_planned(
+        job.ops,
+        job.item.path,
+        job.output,
+        backend,
+        job.plan,
+        out_type=opts.out_type or "same",
+        compression=opts.compression,
+        in_place=opts.in_place,
+        progress=progress,
+    )
 
 
 class SerializedBackend:
@@ -169,6 +178,8 @@ class Batch:
         for note in self.inputs.notes:
             self.reporter.message(f"oxi: warning: {note}")
         running: dict[int, Job] = {}
+        if self.opts.plan_only:
+            return self._show_plans(pending)
         try:
             if pending:
                 self._open_backend()
@@ -184,6 +195,34 @@ class Batch:
         if self.err is not sys.stderr:
             self.err.close()
         return self.report.return_code()
+
+    def _show_plans(self, pending: deque[Job]) -> int:
+        """--plan: say what each file would take and why, and process nothing."""
+        import json
+
+        from rich.console import Console
+        from rich.panel import Panel
+
+        self.reporter.end()
+        if pending:
+            self._open_backend()
+        console = Console(file=self.out)
+        failed = 0
+        for job in pending:
+            if not self._prepare(job):
+                failed += 1
+                self.reporter.message(f"oxi: error: {job.item.path}: {job.record.error}")
+                continue
+            plan = job.plan
+            if self.opts.json:
+                doc = {"input": str(job.item.path), "output": str(job.output), "backend": self.backend.name,
+                       **plan.to_dict()}
+                print(json.dumps(doc), file=self.out, flush=True)
+                continue
+            body = "\n".join([plan.summary(), f"why: {plan.reason}", *(f"note: {n}" for n in plan.notes)])
+            title = f"{job.item.path.name} -> {job.output.name}: {plan.strategy} on {self.backend.name}"
+            console.print(Panel(body, title=title, title_align="left", expand=False))
+        return 1 if failed else 0
 
     def _emit_the_rest(self) -> None:
         for job in self.jobs:  # the rest: never reached, or caught between two steps by Ctrl-C
@@ -244,12 +283,23 @@ class Batch:
     def _prepare(self, job: Job) -> bool:
         """Read the header, resolve the ops for its size, estimate memory; False (record failed) on error."""
         from oxi_cli.io import read_spec
+        from oxi_cli.stream import plan_for_files
 
         rec = job.record
         try:
             spec = read_spec(job.item.path)
             job.ops = self.chain.ops_for(spec.width, spec.height)
-            job.footprint = estimate(spec, job.ops)
+            job.plan = plan_for_files(
+                job.ops,
+                job.item.path,
+                job.output,
+                self.raw_backend,
+                strategy=self.opts.strategy or "auto",
+                memory_limit=self.budget,
+                vram_limit=self.opts.vram_limit,
+                out_type=self.opts.out_type or "same",
+            )
+            job.footprint = Footprint(job.plan.ram_bytes, job.plan.vram_bytes)
             if self.target.kind != "file":
                 job.output.parent.mkdir(parents=True, exist_ok=True)
         except OxiError as e:
@@ -261,6 +311,7 @@ class Batch:
         rec.width, rec.height = spec.width, spec.height
         rec.ops = self.chain.describe(job.ops)
         rec.estimate_bytes = job.footprint.ram
+        rec.strategy = job.plan.strategy
         return True
 
     def _fail(self, rec: FileRecord, error: BaseException, message: str, code: int) -> None:
@@ -335,7 +386,7 @@ class Batch:
         rec.status = "ok"
         rec.backend = result.backend
         rec.device = self._device_name()
-        rec.strategy = getattr(result, "strategy", "single-pass")
+        rec.strategy = result.strategy
         rec.out_width, rec.out_height = result.out_width, result.out_height
         rec.stages = {k: float(v) for k, v in result.seconds.items() if k != "total"}
 

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from oxi_cli.errors import UsageError
-
-# Bytes per stored sample; the working copy is float32, held twice (source and result of an op).
-_SAMPLE_BYTES = {"half": 2, "float": 4, "uint32": 4, "uint8": 1, "uint16": 2}
-WORKING_BYTES = 4 * 2
 
 
 @dataclass(frozen=True)
@@ -19,24 +14,6 @@ class Footprint:
 
     ram: int
     vram: int
-
-
-def estimate(spec: object, ops: Sequence[object]) -> Footprint:
-    """The single-pass executor's footprint: the decoded file plus a float32 working copy held twice.
-
-    Per channel and pixel: bytes in the file + 4 bytes float32 x 2, over the larger of the input and output
-    sizes (a resize up holds the big image). VRAM is the working copies alone. When the planner streams large
-    files, its own per-file estimate should replace this (one function to swap).
-    """
-    width, height = spec.width, spec.height  # type: ignore[attr-defined]
-    out_w, out_h = width, height
-    for op in ops:
-        if hasattr(op, "out_size"):
-            out_w, out_h = op.out_size(out_w, out_h)
-    pixels = max(width * height, out_w * out_h)
-    types = spec.meta.pixel_types  # type: ignore[attr-defined]
-    stored = sum(_SAMPLE_BYTES.get(t, 4) for t in types.values())
-    return Footprint(ram=pixels * (stored + WORKING_BYTES * len(types)), vram=pixels * WORKING_BYTES * len(types))
 
 
 def memory_budget(given: str | None) -> int:

@@ -78,6 +78,32 @@ BudgetOpt = Annotated[
         show_default=False,
     ),
 ]
+VramOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vram-limit",
+        help="GPU memory one file may use, e.g. 4G; larger images are processed in tiles. Default: the device's.",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
+StrategyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--strategy",
+        help="auto (default), single, tiled or streaming; forcing one that cannot fit is an error.",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
+PlanOpt = Annotated[
+    bool,
+    typer.Option(
+        "--plan",
+        help="Print the plan (strategy, tiles or bands, memory per device, why) and process nothing.",
+        rich_help_panel=BATCH,
+    ),
+]
 SkipOpt = Annotated[
     bool,
     typer.Option("--skip-existing", help="Skip inputs whose output exists (resume a batch).", rich_help_panel=BATCH),
@@ -144,6 +170,9 @@ JOB_OPTIONS: dict[str, Any] = {
     "recursive": RecursiveOpt,
     "jobs": JobsOpt,
     "memory_budget": BudgetOpt,
+    "vram_limit": VramOpt,
+    "strategy": StrategyOpt,
+    "plan_only": PlanOpt,
     "skip_existing": SkipOpt,
     "continue_on_error": ContinueOpt,
     "json": JsonOpt,

@@ -6,28 +6,8 @@ import itertools
 
 import pytest
 
-from oxi_cli.batch.schedule import Footprint, Scheduler, estimate, parse_size
+from oxi_cli.batch.schedule import Footprint, Scheduler, parse_size
 from oxi_cli.errors import UsageError
-from oxi_cli.image import ImageMeta
-from oxi_cli.io.common import ImageSpec
-from oxi_cli.ops import Blur, Resize
-
-
-def spec(width: int, height: int, types: dict[str, str]) -> ImageSpec:
-    return ImageSpec(width, height, list(types), ImageMeta("exr", types))
-
-
-def test_estimate_is_file_bytes_plus_two_float32_copies_per_sample():
-    s = spec(100, 50, {"R": "half", "G": "half", "B": "half", "A": "float"})
-    fp = estimate(s, [Blur(1.0)])
-    assert fp.ram == 100 * 50 * ((2 + 2 + 2 + 4) + 8 * 4)
-    assert fp.vram == 100 * 50 * 8 * 4
-
-
-def test_estimate_uses_the_larger_side_of_a_resize():
-    s = spec(100, 50, {"R": "float"})
-    assert estimate(s, [Resize(400, 200)]).ram == 400 * 200 * (4 + 8)
-    assert estimate(s, [Resize(10, 5)]).ram == 100 * 50 * (4 + 8)
 
 
 def simulate(scheduler: Scheduler, sizes: list[int], finish_order: str = "fifo") -> int:

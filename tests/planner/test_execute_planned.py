@@ -69,7 +69,8 @@ def test_out_type_and_compression_hold_when_streaming(cpu_backend, source: Path,
     _run(CHAIN, source, tmp_path / "single.exr", cpu_backend, "single", **kw)
     _run(CHAIN, source, tmp_path / "streamed.exr", cpu_backend, "streaming", memory="8M", **kw)
     header, got = read_exr(tmp_path / "streamed.exr")
-    assert header["compression"] == OpenEXR.PIZ_COMPRESSION and {p.dtype for p in got.values()} == {np.dtype(np.float32)}
+    assert header["compression"] == OpenEXR.PIZ_COMPRESSION
+    assert {p.dtype for p in got.values()} == {np.dtype(np.float32)}
     _same_file(tmp_path / "streamed.exr", tmp_path / "single.exr")
 
 

@@ -75,7 +75,8 @@ class CpuBackend:
     def download(self, handle: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if out is None:
             return handle
-        np.copyto(out, handle)
+        with np.errstate(over="ignore"):  # beyond half range becomes +-Inf, as OpenEXR converts
+            np.copyto(out, handle)
         return out
 
     def color_chain(self, src: np.ndarray, dst: np.ndarray, ops: Sequence[ColorOp], has_alpha: bool) -> None:

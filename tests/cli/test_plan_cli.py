@@ -1,0 +1,46 @@
+"""--plan shows what will happen without doing it; --memory-limit and --strategy steer real runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from tests.cli.conftest import hdr_rgba, read_exr, run_oxi, write_exr
+
+
+def test_plan_prints_json_and_writes_nothing(tmp_path: Path):
+    big = write_exr(tmp_path / "big.exr", hdr_rgba(300, 200))
+    out = tmp_path / "o.exr"
+    res = run_oxi("blur", str(big), str(out), "--sigma", "2", "--plan", "--json", "--memory-limit", "1M")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["strategy"] == "streaming" and doc["count"] > 1 and doc["fits"]
+    assert doc["ram_bytes"] <= doc["ram_budget"]
+    assert doc["reason"]
+    assert not out.exists()
+
+
+def test_plan_panel_names_the_strategy(plate: Path, tmp_path: Path):
+    res = run_oxi("cdl", str(plate), str(tmp_path / "o.exr"), "--sat", "0.8", "--plan")
+    assert res.returncode == 0, res.stderr
+    assert "single" in res.stdout and "why:" in res.stdout
+
+
+def test_a_streamed_run_equals_the_single_pass_and_says_so(plate: Path, tmp_path: Path):
+    single, streamed = tmp_path / "single.exr", tmp_path / "streamed.exr"
+    assert run_oxi("blur", str(plate), str(single), "--sigma", "1.5").returncode == 0
+    res = run_oxi("blur", str(plate), str(streamed), "--sigma", "1.5", "--memory-limit", "64K", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["strategy"] == "streaming"
+    a, b = read_exr(single)[1], read_exr(streamed)[1]
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name])
+
+
+def test_an_impossible_forced_strategy_is_one_clear_error(plate: Path, tmp_path: Path):
+    res = run_oxi("blur", str(plate), str(tmp_path / "o.exr"), "--sigma", "2", "--strategy", "single",
+                  "--memory-limit", "64K")
+    assert res.returncode == 2
+    assert "--strategy single needs" in res.stderr and "Traceback" not in res.stderr
