@@ -33,7 +33,7 @@ DEFAULT_RAM_FRACTION = 0.5
 # library and device (plus staging buffers, see host_overhead()).
 RUNTIME_FLOOR = {"cpu": 160 << 20, "gpu": 224 << 20}
 # Float32 working set per band beyond which bigger bands buy nothing but memory (the per-band overhead is a
-# few milliseconds; 64 MiB is 2048 rows of 2K RGBA or 256 rows of 16K RGBA).
+# few milliseconds; 32 MiB is 1024 rows of 2K RGBA or 128 rows of 16K RGBA).
 BAND_TARGET_BYTES = 32 << 20
 # Largest tile side tried; at 4096² RGBA float32 a tile is 256 MiB, past the point where GPUs run faster.
 MAX_TILE = 4096
