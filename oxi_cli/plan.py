@@ -579,10 +579,13 @@ class _Planner:
         return self._plan("single", job.whole(0), job.whole(1), "")
 
     def _target_rows(self) -> int:
-        """Rows per band that make BAND_TARGET_BYTES of float32 work, at least 8 times the row halo."""
+        """Output rows per band that make BAND_TARGET_BYTES of float32 work (input side included), at least 8
+        times the row halo."""
         job = self.job
         out_w, out_h = job.out_size
-        per_row = max(1, out_w * max(job.work_channels, 1) * 4)
+        # A shrinking resize reads more than it writes: count the input pixels behind each output row.
+        shrink = max(1.0, (job.spec.width * job.spec.height) / max(1, out_w * out_h))
+        per_row = max(1, int(out_w * max(job.work_channels, 1) * 4 * shrink))
         halo = sum(s.radius for s in job.rows)
         return max(16, BAND_TARGET_BYTES // per_row, 8 * halo)
 
