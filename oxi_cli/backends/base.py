@@ -65,8 +65,3 @@ class Backend(Protocol):
 
     def blur(self, src: Any, dst: Any, op: Blur) -> None: ...
 
-
-def handle_shape(handle: Any) -> tuple[int, int, int]:
-    """Every backend's handle exposes `.shape` as (H, W, C)."""
-    h, w, c = handle.shape
-    return int(h), int(w), int(c)
