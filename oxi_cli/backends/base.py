@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -21,6 +22,30 @@ class DeviceLimits:
     total_memory: int
     usable_memory: int
     detected: bool
+
+
+def host_limits() -> DeviceLimits:
+    """The machine's RAM seen as a device: what the CPU backend offers, known without importing Numba."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = page * os.sysconf("SC_PHYS_PAGES")
+    return DeviceLimits(
+        max_buffer_bytes=total,
+        max_binding_bytes=total,
+        max_dim=1 << 20,
+        total_memory=total,
+        usable_memory=int(page * os.sysconf("SC_AVPHYS_PAGES") * 0.6),
+        detected=True,
+    )
+
+
+class HostOnly:
+    """Stands in for a backend when a chain has nothing to compute (a copy or re-encode): plans it without
+    waiting for a GPU that will never be used."""
+
+    name = "cpu"
+
+    def limits(self) -> DeviceLimits:
+        return host_limits()
 
 
 @runtime_checkable

@@ -282,6 +282,7 @@ class Batch:
 
     def _prepare(self, job: Job) -> bool:
         """Read the header, resolve the ops for its size, estimate memory; False (record failed) on error."""
+        from oxi_cli.backends.base import HostOnly
         from oxi_cli.io import read_spec
         from oxi_cli.stream import plan_for_files
 
@@ -289,11 +290,12 @@ class Batch:
         try:
             spec = read_spec(job.item.path)
             job.ops = self.chain.ops_for(spec.width, spec.height)
+            computes = any(not op.is_identity() for op in job.ops)
             job.plan = plan_for_files(
                 job.ops,
                 job.item.path,
                 job.output,
-                self.raw_backend,
+                self.raw_backend if computes else HostOnly(),
                 strategy=self.opts.strategy or "auto",
                 memory_limit=self.budget,
                 vram_limit=self.opts.vram_limit,
@@ -391,16 +393,19 @@ class Batch:
         rec.stages = {k: float(v) for k, v in result.seconds.items() if k != "total"}
 
     def _device_name(self) -> str:
-        if self._device is None:
+        if self._device is not None:
+            return self._device
+        if self.backend.name == "gpu":
             # A GPU still opening (no file needed it yet) is not waited for just to be named.
-            opened = getattr(self.raw_backend, "ready", True)
-            adapter = getattr(self.backend, "adapter", None) if self.backend.name == "gpu" and opened else None
+            if not getattr(self.raw_backend, "ready", True):
+                return "GPU not used (nothing to compute)"
+            adapter = getattr(self.backend, "adapter", None)
             if adapter is not None:
                 self._device = f"{adapter.name} ({adapter.api})"
-            else:
-                import platform
+                return self._device
+        import platform
 
-                self._device = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+        self._device = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
         return self._device
 
     # --- Ctrl-C ------------------------------------------------------------------------------------------

@@ -44,3 +44,14 @@ def test_an_impossible_forced_strategy_is_one_clear_error(plate: Path, tmp_path:
                   "--memory-limit", "64K")
     assert res.returncode == 2
     assert "--strategy single needs" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_chain_with_nothing_to_compute_never_opens_the_gpu(plate: Path, tmp_path: Path):
+    out = tmp_path / "copy.exr"
+    res = run_oxi("run", str(plate), "-o", str(out), "--backend", "gpu", "--compression", "piz", "--json")
+    assert res.returncode == 0, res.stderr
+    record = json.loads(res.stdout)
+    assert record["status"] == "ok" and record["device"] == "GPU not used (nothing to compute)"
+    src, dst = read_exr(plate)[1], read_exr(out)[1]
+    for name in src:
+        np.testing.assert_array_equal(src[name], dst[name])

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from oxi_cli.backends.base import DeviceLimits
+from oxi_cli.backends.base import DeviceLimits, host_limits
 from oxi_cli.backends.cpu.jit import set_threads
 from oxi_cli.backends.cpu.kernels import blur, color, resize
 from oxi_cli.errors import ProcessingError
@@ -42,16 +41,7 @@ class CpuBackend:
         self.threads = set_threads(threads)
 
     def limits(self) -> DeviceLimits:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-        return DeviceLimits(
-            max_buffer_bytes=total,
-            max_binding_bytes=total,
-            max_dim=1 << 20,
-            total_memory=total,
-            usable_memory=int(avail * 0.6),
-            detected=True,
-        )
+        return host_limits()
 
     def prepare(self, ops: Sequence[Op], channels: int, has_alpha: bool) -> None:
         """Load each kernel from Numba's cache (or compile it) by running it on a 2x2 image."""
