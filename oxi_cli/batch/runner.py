@@ -124,6 +124,11 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
     return jobs
 
 
+# What any Vulkan device can hold for one piece of a plan (wgpu's default buffer limit is 256 MiB; every GPU
+# oxi can open has several times more).
+ANY_GPU_HOLDS = 256 << 20
+
+
 class Batch:
     def __init__(
         self, jobs: list[Job], inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions, budget: int
@@ -282,25 +287,13 @@ class Batch:
 
     def _prepare(self, job: Job) -> bool:
         """Read the header, resolve the ops for its size, estimate memory; False (record failed) on error."""
-        from oxi_cli.backends.base import HostOnly
         from oxi_cli.io import read_spec
-        from oxi_cli.stream import plan_for_files
 
         rec = job.record
         try:
             spec = read_spec(job.item.path)
             job.ops = self.chain.ops_for(spec.width, spec.height)
-            computes = any(not op.is_identity() for op in job.ops)
-            job.plan = plan_for_files(
-                job.ops,
-                job.item.path,
-                job.output,
-                self.raw_backend if computes else HostOnly(),
-                strategy=self.opts.strategy or "auto",
-                memory_limit=self.budget,
-                vram_limit=self.opts.vram_limit,
-                out_type=self.opts.out_type or "same",
-            )
+            job.plan = self._plan(job)
             job.footprint = Footprint(job.plan.ram_bytes, job.plan.vram_bytes)
             if self.target.kind != "file":
                 job.output.parent.mkdir(parents=True, exist_ok=True)
@@ -315,6 +308,37 @@ class Batch:
         rec.estimate_bytes = job.footprint.ram
         rec.strategy = job.plan.strategy
         return True
+
+    def _plan(self, job: Job) -> Any:
+        """The file's plan, without waiting for a GPU still opening when nothing needs its limits: a chain with
+        nothing to compute, or one whose pieces any GPU holds (planning on host memory counts the device
+        copy in RAM too, so it never asks for less than a discrete GPU needs). Resize waits: the GPU bands a
+        resize on its own terms. `--plan` and `--vram-limit` always see the real device."""
+        from oxi_cli.backends.base import HostOnly
+        from oxi_cli.ops import Resize
+        from oxi_cli.stream import plan_for_files
+
+        def plan(backend: Any) -> Any:
+            return plan_for_files(
+                job.ops,
+                job.item.path,
+                job.output,
+                backend,
+                strategy=self.opts.strategy or "auto",
+                memory_limit=self.budget,
+                vram_limit=self.opts.vram_limit,
+                out_type=self.opts.out_type or "same",
+            )
+
+        if all(op.is_identity() for op in job.ops):
+            return plan(HostOnly())
+        opening = not getattr(self.raw_backend, "ready", True)
+        resizes = any(isinstance(op, Resize) for op in job.ops)
+        if opening and not resizes and not self.opts.plan_only and self.opts.vram_limit is None:
+            provisional = plan(HostOnly())
+            if provisional.vram_bytes <= ANY_GPU_HOLDS:
+                return provisional
+        return plan(self.raw_backend)
 
     def _fail(self, rec: FileRecord, error: BaseException, message: str, code: int) -> None:
         """Record a failure; call inside the `except` block (the traceback is taken from there)."""
