@@ -7,7 +7,6 @@ file's pixel types (I/O buffers) and float32 (working buffers).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -22,7 +21,7 @@ from oxi_cli.errors import UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import Blur, ImageOp, Lut1d, Lut3d, Op, Resize
-from oxi_cli.ops.resize import AxisWeights, axis_weights
+from oxi_cli.ops.resize import image_weights
 
 STRATEGIES = ("auto", "single", "tiled", "streaming")
 # Half of what the kernel calls available: the rest stays for the page cache that EXR reads and writes go
@@ -108,12 +107,6 @@ def host_overhead(backend: Any) -> int:
     return 4 * min(STAGING_BYTES, backend.limits().max_binding_bytes)
 
 
-def windowed_resize(backend_name: str) -> bool:
-    """Whether stream.py can resize a band with the whole image's weights on this backend (the CPU's
-    kernel takes weights as arrays; the GPU backend derives them from the sizes it is handed)."""
-    return backend_name == "cpu"
-
-
 def runtime_bytes(backend_name: str) -> int:
     return max(current_rss(), RUNTIME_FLOOR.get(backend_name, RUNTIME_FLOOR["cpu"]))
 
@@ -128,33 +121,10 @@ class _Step:
     src: int
     dst: int
     radius: int = 0  # blur
-    # Resize: the lowest input index any output at or after o reads (suffix minimum of the first tap), the
-    # highest any output at or before o reads (prefix maximum of the last tap), and src/dst in lowest terms.
+    # Resize: the lowest input index any output at or after o reads (suffix minimum of the first tap) and the
+    # highest any output at or before o reads (prefix maximum of the last tap).
     first: np.ndarray | None = None
     last: np.ndarray | None = None
-    p: int = 1
-    q: int = 1
-
-
-@lru_cache(maxsize=16)
-def image_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
-    """ops.resize.axis_weights for a whole axis, computed once per job (every band slices the same arrays)."""
-    return axis_weights(filter_name, src, dst)
-
-
-def window_weights(
-    filter_name: str, full: tuple[int, int], start: tuple[int, int], size: tuple[int, int]
-) -> AxisWeights:
-    """Weights of outputs [start[1], start[1] + size[1]) of a full[0] -> full[1] resize, with tap indices
-    relative to an input band starting at row start[0] and size[0] rows long (clamped into it: only
-    outputs a band crops away can reach past its ends)."""
-    ax = image_weights(filter_name, *full)
-    rows = slice(start[1], start[1] + size[1])
-    return AxisWeights(
-        index=np.ascontiguousarray(np.clip(ax.index[rows] - start[0], 0, size[0] - 1), dtype=np.int32),
-        weight=np.ascontiguousarray(ax.weight[rows]),
-        count=np.ascontiguousarray(ax.count[rows]),
-    )
 
 
 @lru_cache(maxsize=32)
@@ -162,14 +132,11 @@ def _resize_step(filter_name: str, src: int, dst: int) -> _Step:
     ax = image_weights(filter_name, src, dst)
     first = ax.index[:, 0].astype(np.int64)
     last = ax.index[np.arange(dst), ax.count - 1].astype(np.int64)
-    g = math.gcd(src, dst)
     return _Step(
         src,
         dst,
         first=np.minimum.accumulate(first[::-1])[::-1],
         last=np.maximum.accumulate(last),
-        p=src // g,
-        q=dst // g,
     )
 
 
@@ -200,8 +167,6 @@ class AxisSpans:
     read: np.ndarray  # (n, 2) input [start, stop)
     stages: tuple[np.ndarray, ...]  # one (n, 2) computed range per spatial op, in its output coordinates
     sizes: tuple[tuple[int, int], ...]  # each spatial op's whole-image (src, dst) along this axis
-    windowed: bool
-    align: int  # read ranges start on multiples of this (1 when windowed)
 
     @property
     def count(self) -> int:
@@ -217,16 +182,8 @@ class AxisSpans:
         return [int((r[:, 1] - r[:, 0]).max()) for r in (self.read, *self.stages)]
 
 
-def _floor_to(x: np.ndarray, m: int) -> np.ndarray:
-    return (x // m) * m
-
-
-def _ceil_to(x: np.ndarray, m: int) -> np.ndarray:
-    return -((-x) // m) * m
-
-
 def axis_spans(
-    steps: Sequence[_Step], size: int, starts: np.ndarray, stops: np.ndarray, *, windowed: bool = False
+    steps: Sequence[_Step], size: int, starts: np.ndarray, stops: np.ndarray
 ) -> AxisSpans:
     """Map output segments [starts, stops) back through `steps` to the input each one needs.
 
@@ -235,16 +192,12 @@ def axis_spans(
     because the band is at the edge too); resize takes its taps' range. Forwards, the read range then
     gives the range every op computes, and each output segment is cropped from the last one.
 
-    `windowed`: the backend resizes a band with the whole image's weights for the rows it covers
-    (stream.py does this on the CPU), so a resize computes exactly the rows needed after it. Otherwise
-    a backend derives weights from the band's own size, and they equal the whole image's only when the
-    band's input starts and ends on multiples of src/gcd(src, dst) rows: that alignment is carried back
-    through the chain (a later resize makes it a least common multiple) and applied to the read range.
+    Every backend resizes a band with the whole image's weights for the rows it covers (Resize.rows /
+    Resize.cols), so a resize computes exactly the rows needed after it and bands may start anywhere.
     """
     need0 = np.asarray(starts, dtype=np.int64)
     need1 = np.asarray(stops, dtype=np.int64)
     out = np.stack([need0, need1], axis=1)
-    align = 1
     needs = []  # each step's needed output range, backwards
     for step in reversed(steps):
         needs.append(np.stack([need0, need1], axis=1))
@@ -254,27 +207,18 @@ def axis_spans(
         else:
             need0 = step.first[need0]
             need1 = step.last[need1 - 1] + 1
-            if not windowed:
-                align = math.lcm(align, step.q) // step.q * step.p
     needs.reverse()
-    read0 = _floor_to(need0, align)
-    read1 = np.minimum(_ceil_to(need1, align), size)
-    read = np.stack([read0, read1], axis=1)
+    read = np.stack([need0, np.minimum(need1, size)], axis=1)
     stages = []
     current = read
     for step, need in zip(steps, needs, strict=True):
         if step.first is not None:
-            if windowed:
-                current = need
-            else:
-                lo, hi = current[:, 0], current[:, 1]
-                hi = np.where(hi == step.src, step.dst, hi // step.p * step.q)
-                current = np.stack([lo // step.p * step.q, hi], axis=1)
+            current = need
         if (current[:, 0] > need[:, 0]).any() or (current[:, 1] < need[:, 1]).any():
             raise AssertionError("planner: a band's computed range misses rows the next op needs")
         stages.append(current)
     sizes = tuple((step.src, step.dst) for step in steps)
-    return AxisSpans(out, read, tuple(stages), sizes, windowed, align)
+    return AxisSpans(out, read, tuple(stages), sizes)
 
 
 def segments(total: int, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -316,7 +260,6 @@ class Plan:
     fits: bool
     reason: str
     notes: tuple[str, ...] = field(default=())
-    windowed: bool = True  # bands resize with the whole image's weights (CPU backend; see axis_spans)
 
     @property
     def band_rows(self) -> int:
@@ -369,7 +312,6 @@ class _Job:
     cols: tuple[_Step, ...]
     shared: bool  # the device computes in host RAM
     adopts: bool  # the backend's first handle is the gathered host array itself (CPU backend)
-    windowed: bool  # bands resize with the whole image's weights (see axis_spans)
     runtime: int
     overhead: int
     tables: int
@@ -411,12 +353,12 @@ class _Job:
     def whole(self, axis: int) -> AxisSpans:
         steps, size, out = (self.rows, self.spec.height, self.out_size[1]) if axis == 0 else (
             self.cols, self.spec.width, self.out_size[0])
-        return axis_spans(steps, size, np.array([0]), np.array([out]), windowed=self.windowed)
+        return axis_spans(steps, size, np.array([0]), np.array([out]))
 
     def split(self, axis: int, piece: int) -> AxisSpans:
         steps, size, out = (self.rows, self.spec.height, self.out_size[1]) if axis == 0 else (
             self.cols, self.spec.width, self.out_size[0])
-        return axis_spans(steps, size, *segments(out, piece), windowed=self.windowed)
+        return axis_spans(steps, size, *segments(out, piece))
 
 
 def _bytes_per_pixel(types: dict[str, str]) -> int:
@@ -517,7 +459,6 @@ def make_plan(
         cols=tuple(axis_steps(ops, spec.width, 1)),
         shared=shared_memory,
         adopts=backend_name == "cpu",
-        windowed=windowed_resize(backend_name),
         runtime=runtime if runtime is not None else runtime_bytes(backend_name),
         overhead=overhead,
         tables=_table_bytes(ops),
@@ -533,14 +474,6 @@ class _Planner:
         self.job = job
         self.whole_only = whole_only
         self.notes = _region_notes(job.spec)
-        align = job.whole(0).align, job.whole(1).align
-        # Without windowed weights a resize fixes where bands may start; say so, it explains big bands.
-        self.align_notes = tuple(
-            f"bands start on multiples of {a} input {what}: the backend derives resize weights from a "
-            "band's size, which match the image's only there"
-            for a, what in zip(align, ("rows", "columns"), strict=True)
-            if a > 1
-        )
 
     def _plan(self, strategy: str, rows: AxisSpans, cols: AxisSpans, reason: str, notes: tuple = ()) -> Plan:
         job = self.job
@@ -569,7 +502,6 @@ class _Planner:
             fits=job.fits(cost),
             reason=reason,
             notes=notes,
-            windowed=job.windowed,
         )
 
     # -- candidates ---------------------------------------------------------------------------------------
@@ -632,8 +564,8 @@ class _Planner:
     def _overlapped(self) -> Plan | None:
         """Bands even when one pass fits: decoding, computing and encoding then overlap, which measured 10-25 %
         faster than a single pass on 4K-16K EXRs (bench/bench_stream.py) in less memory. Only where bands
-        are free to start anywhere (no resize alignment) and the image makes several of them."""
-        if self.whole_only is not None or self.align_notes:
+        are possible and the image makes several of them."""
+        if self.whole_only is not None:
             return None
         banded = self.bands("streaming")
         if banded is None or banded.count < 2 or not banded.fits:
@@ -652,8 +584,6 @@ class _Planner:
         )
 
     def _with(self, plan: Plan, reason: str, notes: tuple = ()) -> Plan:
-        if plan.strategy != "single":
-            notes = (*notes, *self.align_notes)
         return Plan(**{**plan.__dict__, "reason": reason, "notes": tuple(notes)})
 
     def auto(self) -> Plan:
@@ -694,10 +624,9 @@ class _Planner:
         plan = self.tiles() if strategy == "tiled" else self.bands("streaming")
         if plan is None or not plan.fits:
             least = self.smallest(strategy)
-            why = f" ({self.align_notes[0]})" if self.align_notes else ""
             raise UsageError(
                 f"{flag}: even the smallest {'tiles' if strategy == 'tiled' else 'bands'} "
-                f"{self._numbers(least)}{why}; raise --memory-limit/--vram-limit"
+                f"{self._numbers(least)}; raise --memory-limit/--vram-limit"
             )
         notes = self.notes if strategy == "streaming" else ()
         return self._with(plan, f"forced; {plan.count} pieces {self._numbers(plan)}", notes)

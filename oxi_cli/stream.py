@@ -42,7 +42,6 @@ from oxi_cli.plan import (
     runtime_bytes,
     segments,
     shares_host_memory,
-    window_weights,
 )
 
 Progress = Callable[[int, int], None]
@@ -271,22 +270,19 @@ class _Chain:
         return wait
 
     def local_ops(self, rows: AxisSpans, i: int, cols: AxisSpans, j: int) -> list[Op]:
-        """The chain for band/tile (i, j): each resize produces that piece's computed range, not the image's
-        size; with windowed spans it also carries where the piece lies, to use the image's weights."""
+        """The chain for band/tile (i, j): each resize produces that piece's computed range and carries where
+        the piece lies in the whole resize, so the backend uses the image's weights (Resize.rows / cols)."""
         ops, k = [], 0
         for op in self.ops:
             if isinstance(op, ImageOp):
                 if isinstance(op, Resize):
                     (y0, y1), (x0, x1) = rows.stages[k][i], cols.stages[k][j]
-                    if rows.windowed:
-                        (sy, _), (sx, _) = (rows.stages[k - 1][i], cols.stages[k - 1][j]) if k else (
-                            rows.read[i], cols.read[j])
-                        op = _BandResize(
-                            int(x1 - x0), int(y1 - y0), op.filter,
-                            rows=(*rows.sizes[k], int(sy), int(y0)), cols=(*cols.sizes[k], int(sx), int(x0)),
-                        )
-                    else:
-                        op = replace(op, width=int(x1 - x0), height=int(y1 - y0))
+                    (sy, _), (sx, _) = (rows.stages[k - 1][i], cols.stages[k - 1][j]) if k else (
+                        rows.read[i], cols.read[j])
+                    op = replace(
+                        op, width=int(x1 - x0), height=int(y1 - y0),
+                        rows=(*rows.sizes[k], int(sy), int(y0)), cols=(*cols.sizes[k], int(sx), int(x0)),
+                    )
                 k += 1
             ops.append(op)
         return ops
@@ -323,10 +319,10 @@ def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, A
         )
     out_w, out_h = _out_size(ops, spec.width, spec.height)
     rows = axis_spans(
-        axis_steps(ops, spec.height, 0), spec.height, *segments(out_h, plan.tile_height), windowed=plan.windowed
+        axis_steps(ops, spec.height, 0), spec.height, *segments(out_h, plan.tile_height)
     )
     cols = axis_spans(
-        axis_steps(ops, spec.width, 1), spec.width, *segments(out_w, plan.tile_width), windowed=plan.windowed
+        axis_steps(ops, spec.width, 1), spec.width, *segments(out_w, plan.tile_width)
     )
     return rows, cols
 
@@ -334,31 +330,6 @@ def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, A
 def _crop(spans: AxisSpans, k: int) -> tuple[int, int]:
     start = int(spans.crop[k, 0])
     return start, start + int(spans.out[k, 1] - spans.out[k, 0])
-
-
-@dataclass(frozen=True)
-class _BandResize(Resize):
-    """A resize of one band or tile using the whole image's weights for the rows and columns it covers.
-
-    rows/cols: (full source size, full output size, first source index the piece holds, first output
-    index it makes). Runs the CPU backend's kernel, which takes weights as arrays; results equal a
-    single pass bit for bit.
-    """
-
-    rows: tuple[int, int, int, int] = (1, 1, 0, 0)
-    cols: tuple[int, int, int, int] = (1, 1, 0, 0)
-
-    def dispatch(self, backend: Backend, src: Any, dst: Any) -> None:
-        if backend.name != "cpu":
-            raise ProcessingError(f"windowed resize runs on the CPU backend, not {backend.name}; plan again")
-        from oxi_cli.backends.cpu.kernels import resize as kernel
-
-        (h, w, c), (dh, dw, _) = src.shape, dst.shape
-        ys = window_weights(self.filter, self.rows[:2], self.rows[2:], (h, dh))
-        xs = window_weights(self.filter, self.cols[:2], self.cols[2:], (w, dw))
-        kernel.resize(
-            src.reshape(h, -1), dst.reshape(dh, -1), c, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count
-        )
 
 
 # --- strategies ---------------------------------------------------------------------------------------------

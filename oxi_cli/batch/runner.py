@@ -312,10 +312,9 @@ class Batch:
     def _plan(self, job: Job) -> Any:
         """The file's plan, without waiting for a GPU still opening when nothing needs its limits: a chain with
         nothing to compute, or one whose pieces any GPU holds (planning on host memory counts the device
-        copy in RAM too, so it never asks for less than a discrete GPU needs). Resize waits: the GPU bands a
-        resize on its own terms. `--plan` and `--vram-limit` always see the real device."""
+        copy in RAM too, so it never asks for less than a discrete GPU needs). `--plan` and `--vram-limit`
+        always see the real device."""
         from oxi_cli.backends.base import HostOnly
-        from oxi_cli.ops import Resize
         from oxi_cli.stream import plan_for_files
 
         def plan(backend: Any) -> Any:
@@ -333,8 +332,7 @@ class Batch:
         if all(op.is_identity() for op in job.ops):
             return plan(HostOnly())
         opening = not getattr(self.raw_backend, "ready", True)
-        resizes = any(isinstance(op, Resize) for op in job.ops)
-        if opening and not resizes and not self.opts.plan_only and self.opts.vram_limit is None:
+        if opening and not self.opts.plan_only and self.opts.vram_limit is None:
             provisional = plan(HostOnly())
             if provisional.vram_bytes <= ANY_GPU_HOLDS:
                 return provisional

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -30,6 +31,11 @@ class Resize(ImageOp):
     width: int
     height: int
     filter: FilterName = "lanczos3"
+    # For one band or tile of a larger resize (set by the planner): per axis (full source size, full output
+    # size, first source index the piece holds, first output index it makes), so the piece uses the whole
+    # image's weights and equals a single pass bit for bit. None: this op is the whole resize.
+    rows: tuple[int, int, int, int] | None = None
+    cols: tuple[int, int, int, int] | None = None
     name: ClassVar[str] = "resize"
 
     def __post_init__(self) -> None:
@@ -41,6 +47,14 @@ class Resize(ImageOp):
 
     def out_size(self, width: int, height: int) -> tuple[int, int]:
         return self.width, self.height
+
+    def weights(self, axis: int, src: int, dst: int) -> AxisWeights:
+        """Taps and weights for axis 0 (rows) or 1 (columns) of a `src` -> `dst` pixel piece; every backend
+        resizes with these."""
+        window = self.rows if axis == 0 else self.cols
+        if window is None:
+            return image_weights(self.filter, src, dst)
+        return window_weights(self.filter, window[:2], window[2:], (src, dst))
 
     def support(self, src: int, dst: int) -> float:
         """Filter half-width in source pixels for one axis (stretched when shrinking)."""
@@ -120,4 +134,25 @@ def axis_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
         index=np.clip(pos, 0, src - 1).astype(np.int32),
         weight=w.astype(np.float32),
         count=count,
+    )
+
+
+@lru_cache(maxsize=32)
+def image_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
+    """axis_weights for a whole axis, computed once per process (every band slices the same arrays)."""
+    return axis_weights(filter_name, src, dst)
+
+
+def window_weights(
+    filter_name: str, full: tuple[int, int], start: tuple[int, int], size: tuple[int, int]
+) -> AxisWeights:
+    """Weights of outputs [start[1], start[1] + size[1]) of a full[0] -> full[1] resize, with tap indices
+    relative to an input band starting at row start[0] and size[0] rows long (clamped into it: only
+    outputs a band crops away can reach past its ends)."""
+    ax = image_weights(filter_name, *full)
+    rows = slice(start[1], start[1] + size[1])
+    return AxisWeights(
+        index=np.ascontiguousarray(np.clip(ax.index[rows] - start[0], 0, size[0] - 1), dtype=np.int32),
+        weight=np.ascontiguousarray(ax.weight[rows]),
+        count=np.ascontiguousarray(ax.count[rows]),
     )

@@ -13,7 +13,6 @@ from oxi_cli.backends.cpu.kernels import blur, color, resize
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
 from oxi_cli.ops.program import compile_program
-from oxi_cli.ops.resize import axis_weights
 
 
 def _pixels(a: np.ndarray) -> np.ndarray:
@@ -90,8 +89,8 @@ class CpuBackend:
 
     def resize(self, src: np.ndarray, dst: np.ndarray, op: Resize) -> None:
         h, w, c = src.shape
-        ys = axis_weights(op.filter, h, dst.shape[0])
-        xs = axis_weights(op.filter, w, dst.shape[1])
+        ys = op.weights(0, h, dst.shape[0])
+        xs = op.weights(1, w, dst.shape[1])
         resize.resize(
             _rows(src), _rows(dst), c, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count
         )

@@ -22,7 +22,6 @@ from oxi_cli.backends.gpu.shaders import PipelineCache
 from oxi_cli.errors import BackendUnavailable, GpuFailure, ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp, Lut1d, Lut3d, Matrix, Resize
 from oxi_cli.ops.program import compile_program
-from oxi_cli.ops.resize import axis_weights
 
 # Offsets of bound windows are multiples of this: the largest min-storage-buffer-offset-alignment
 # WebGPU allows, so it is valid on every adapter.
@@ -397,8 +396,8 @@ class WgpuBackend:
         (sh, sw, c), (dh, dw, dc) = src.shape, dst.shape
         if dc != c:
             raise ProcessingError(f"resize keeps the channel count: source has {c}, destination {dc}")
-        ys = self._axis(op.filter, sh, dh)
-        xs = self._axis(op.filter, sw, dw)
+        ys = self._axis(op, 0, sh, dh)
+        xs = self._axis(op, 1, sw, dw)
 
         def taps(axis: tuple) -> Callable[[int, int, int, int], tuple[int, int]]:
             index, count, *_ = axis
@@ -620,11 +619,12 @@ class WgpuBackend:
         self._tables.move_to_end(k)
         return found
 
-    def _axis(self, filter_name: str, src: int, dst: int) -> tuple:
+    def _axis(self, op: Resize, axis: int, src: int, dst: int) -> tuple:
         """(index, count, aux, bindings) for one resize axis, from the same weights the CPU uses."""
+        window = op.rows if axis == 0 else op.cols
 
         def make() -> tuple[Any, Any]:
-            ax = axis_weights(filter_name, src, dst)
+            ax = op.weights(axis, src, dst)
             bind = {
                 3: _whole(self._data_buffer(ax.index.astype(np.int32), "resize index")),
                 4: _whole(self._data_buffer(ax.weight, "resize weights")),
@@ -632,7 +632,7 @@ class WgpuBackend:
             }
             return ax, bind
 
-        ax, bind = self._table(("resize", filter_name, src, dst), make)
+        ax, bind = self._table(("resize", op.filter, src, dst, window), make)
         return ax.index, ax.count, int(ax.index.shape[1]), bind
 
     def _stream_up(self, data: np.ndarray, chunk: int, sink: Callable[[Any, Any, int, int], None]) -> None:
