@@ -229,7 +229,7 @@ def compute(
     return run_chain(backend, work, ops, has_alpha, out)
 
 
-def _read_while_preparing(
+def read_while_preparing(
     source: Source, backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool
 ) -> Image:
     """Decode the input while the backend loads its kernels: both take a good part of a short job."""
@@ -265,7 +265,7 @@ def execute(
     ops = [op for op in ops if not op.is_identity()]
     t0 = time.perf_counter()
     names, has_alpha = working_channels(source.channels(), ops)
-    image = _read_while_preparing(source, backend, ops, len(names), has_alpha)
+    image = read_while_preparing(source, backend, ops, len(names), has_alpha)
     t1 = time.perf_counter()
     types = output_types(image, out_type, sink.format)
     out = compute(backend, image, names, ops, has_alpha, types) if names else None

@@ -21,10 +21,10 @@ from oxi_cli.execute import (
     MemorySink,
     MemorySource,
     Result,
-    _read_while_preparing,
     compute,
     execute,
     output_types,
+    read_while_preparing,
     working_channels,
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
@@ -485,7 +485,7 @@ def _execute_tiled(
     spec = read_spec(source_path)
     chain = _chain(ops, spec, backend, out_type, sink.format)
     rows, cols = _spans(chain.ops, spec, plan)
-    image = _read_while_preparing(FileSource(source_path), backend, chain.ops, len(chain.names), chain.has_alpha)
+    image = read_while_preparing(FileSource(source_path), backend, chain.ops, len(chain.names), chain.has_alpha)
     t1 = time.perf_counter()
     out = run_tiled(chain, image, rows, cols, progress)
     t2 = time.perf_counter()

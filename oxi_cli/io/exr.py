@@ -129,7 +129,7 @@ _NATIVE_OUTPUT = _NativeOutput()
 
 
 @contextlib.contextmanager
-def _native_messages() -> Iterator[list[str]]:
+def native_messages() -> Iterator[list[str]]:
     """Run an OpenEXR call with its printing held back; the list fills with its lines on exit."""
     lines: list[str] = []
     start = _NATIVE_OUTPUT.enter()
@@ -139,7 +139,7 @@ def _native_messages() -> Iterator[list[str]]:
         lines.extend(_NATIVE_OUTPUT.leave(start))
 
 
-def _detail(lines: list[str], error: BaseException | None) -> str:
+def native_detail(lines: list[str], error: BaseException | None) -> str:
     """The most specific thing OpenEXR said: its error code and text, without the file name."""
     for line in lines:
         if "(EXR_ERR_" in line:  # "<file>: (EXR_ERR_CODE) text" -> "EXR_ERR_CODE: text"
@@ -157,7 +157,7 @@ def _detail(lines: list[str], error: BaseException | None) -> str:
 _MULTIPART_FLAG = 0x1000  # bit 12 of the version field
 
 
-def _check_magic(path: Path) -> bool:
+def check_magic(path: Path) -> bool:
     """Refuse anything without the EXR signature; return whether the file says it is multi-part."""
     with open(path, "rb") as f:
         head = f.read(8)
@@ -169,10 +169,10 @@ def _check_magic(path: Path) -> bool:
 def _open(path: Path, *, header_only: bool) -> OpenEXR.File:
     """OpenEXR.File with every failure turned into an InputError naming the file and the cause."""
     check_readable(path)
-    multipart = _check_magic(path)
+    multipart = check_magic(path)
     error: BaseException | None = None
     f, parts, expected = None, [], 1
-    with _native_messages() as lines:
+    with native_messages() as lines:
         try:
             f = OpenEXR.File(str(path), separate_channels=True, header_only=header_only)
             parts = f.parts
@@ -185,7 +185,7 @@ def _open(path: Path, *, header_only: bool) -> OpenEXR.File:
     if error is not None or not parts or len(parts) < expected:
         own = [line for line in lines if str(path) in line] or lines  # other threads' lines may be here too
         raise InputError(
-            f"{path}: the EXR file is truncated or corrupt ({_detail(own, error)}); re-export or re-copy it"
+            f"{path}: the EXR file is truncated or corrupt ({native_detail(own, error)}); re-export or re-copy it"
         )
     return f
 
@@ -385,7 +385,7 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
             raise UsageError(f"channel {name} is {plane.shape[1]}x{plane.shape[0]}, not {image.width}x{image.height}")
     extra = source.get(EXTRA_PARTS_KEY) or []
     error: BaseException | None = None
-    with _native_messages() as lines:
+    with native_messages() as lines:
         try:
             if extra:
                 # displayWindow is shared by every part (OpenEXR refuses files where they differ).
@@ -401,4 +401,4 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
             error = e
     if error is not None:
         # write_image() turns this into one ProcessingError line naming the output, not the temporary.
-        raise RuntimeError(_detail(lines, error)) from error
+        raise RuntimeError(native_detail(lines, error)) from error

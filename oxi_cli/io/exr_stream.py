@@ -39,7 +39,7 @@ def region_blocker(path: Path) -> str | None:
     """Why this EXR cannot be read by regions (None when it can): multi-part files go whole."""
     path = Path(path)
     check_readable(path)
-    if exr._check_magic(path):
+    if exr.check_magic(path):
         return "a multi-part EXR is read and written whole (the band writer writes one part)"
     return None
 
@@ -58,7 +58,7 @@ class ExrRegionReader:
         self._dtypes = {name: PIXEL_DTYPES[self.spec.meta.pixel_types[name]] for name in self.spec.channels}
         error: BaseException | None = None
         complete = False
-        with exr._native_messages() as lines:
+        with exr.native_messages() as lines:
             try:
                 self._file = OpenEXR.InputFile(str(self.path))
                 # A truncated file is found now, before any band is decoded or written.
@@ -67,7 +67,7 @@ class ExrRegionReader:
                 error = e
         if error is not None or not complete:
             raise InputError(
-                f"{self.path}: the EXR file is truncated or corrupt ({exr._detail(lines, error)}); "
+                f"{self.path}: the EXR file is truncated or corrupt ({exr.native_detail(lines, error)}); "
                 "re-export or re-copy it"
             )
 
@@ -193,11 +193,11 @@ class ExrBandWriter:
         planes = {n: np.zeros((1, self.width), dtype=PIXEL_DTYPES[k]) for n, k in self.types.items()}
         with tempfile.TemporaryDirectory(prefix="oxi-hdr-") as scratch:
             tiny = Path(scratch) / "header.exr"
-            with exr._native_messages() as lines:
+            with exr.native_messages() as lines:
                 try:
                     OpenEXR.File(one_row, planes).write(str(tiny))
                 except Exception as e:
-                    raise ProcessingError(f"cannot write {self.name}: {exr._detail(lines, e)}") from None
+                    raise ProcessingError(f"cannot write {self.name}: {exr.native_detail(lines, e)}") from None
             prefix, attrs = _read_prefix(tiny)
         out = bytearray(prefix)
         for name, kind, offset, size in attrs:
