@@ -27,8 +27,10 @@ FORMAT_TYPES: dict[str, tuple[str, ...]] = {
 
 
 class Source(Protocol):
-    def channels(self) -> list[str]:
-        """Channel names, from the header alone (lets kernels load while pixels decode)."""
+    fresh: bool  # read() returns an image nobody else holds, so the chain may compute in its planes
+
+    def pixel_types(self) -> dict[str, str]:
+        """Channel name -> stored pixel type, from the header alone (lets kernels load while pixels decode)."""
         ...
 
     def read(self) -> Image: ...
@@ -43,13 +45,15 @@ class Sink(Protocol):
 class FileSource:
     """A whole image file (the planner adds region reads later)."""
 
+    fresh = True
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
 
-    def channels(self) -> list[str]:
+    def pixel_types(self) -> dict[str, str]:
         from oxi_cli.io import read_spec
 
-        return list(read_spec(self.path).channels)
+        return dict(read_spec(self.path).meta.pixel_types)
 
     def read(self) -> Image:
         from oxi_cli.io import read_image
@@ -93,11 +97,13 @@ class FileSink:
 
 
 class MemorySource:
+    fresh = False  # the caller's image: never computed in
+
     def __init__(self, image: Image) -> None:
         self.image = image
 
-    def channels(self) -> list[str]:
-        return self.image.channels
+    def pixel_types(self) -> dict[str, str]:
+        return dict(self.image.meta.pixel_types)
 
     def read(self) -> Image:
         return self.image
@@ -174,13 +180,11 @@ def half_only(types: dict[str, str], names: Sequence[str]) -> bool:
     return bool(names) and all(types[n] == "half" for n in names)
 
 
-def gather(image: Image, names: Sequence[str], dtype: np.dtype | type = np.float32) -> np.ndarray:
-    """Interleave the named planes into one (H, W, C) working array: float32, or float16 for half planes."""
-    work = np.empty((image.height, image.width, len(names)), dtype=dtype)
-    for i, name in enumerate(names):
-        plane = image.planes[name]
-        work[..., i] = plane if work.dtype == np.float16 else to_float32(plane, image.meta.pixel_types[name])
-    return work
+def working_planes(image: Image, names: Sequence[str]) -> list[np.ndarray]:
+    """The named planes as the chain takes them: half as stored when every one is half, else float32."""
+    if half_only(image.meta.pixel_types, names):
+        return [image.planes[name] for name in names]
+    return [to_float32(image.planes[name], image.meta.pixel_types[name]) for name in names]
 
 
 def _segments(ops: Sequence[Op]) -> list[list[Op]]:
@@ -195,42 +199,53 @@ def _segments(ops: Sequence[Op]) -> list[list[Op]]:
 
 
 def run_chain(
-    backend: Backend, work: np.ndarray, ops: Sequence[Op], has_alpha: bool, out: np.ndarray | None = None
-) -> np.ndarray:
-    """Upload once, run the chain on the device (colour runs fused), download once (into `out` if given)."""
-    handle = backend.upload(work)
-    for segment in _segments(ops):
+    backend: Backend,
+    planes: Sequence[np.ndarray],
+    ops: Sequence[Op],
+    has_alpha: bool,
+    *,
+    adopt: bool = False,
+    half_result: bool = False,
+) -> object:
+    """Upload once and run the chain on the device (colour runs fused); returns the result's handle.
+    `adopt`: the planes are the caller's to give away (see Backend.upload); `half_result`: the result will
+    be stored as half (see Backend.allocate)."""
+    handle = backend.upload(planes, adopt=adopt)
+    segments = _segments(ops)
+    for k, segment in enumerate(segments):
         first = segment[0]
         if isinstance(first, ColorOp):
             backend.color_chain(handle, handle, segment, has_alpha)  # type: ignore[arg-type]
         else:
             h, w, c = handle.shape
             ow, oh = first.out_size(w, h)
-            dst = backend.allocate(oh, ow, c)
+            dst = backend.allocate(oh, ow, c, half=half_result and k == len(segments) - 1)
             first.dispatch(backend, handle, dst)
             handle = dst
-    if out is not None and out.shape != tuple(handle.shape):
-        raise ValueError(f"download target is {out.shape}, the result is {tuple(handle.shape)}")
-    return backend.download(handle, out)
+    return handle
 
 
 def compute(
-    backend: Backend, image: Image, names: Sequence[str], ops: Sequence[Op], has_alpha: bool, types: dict[str, str]
-) -> np.ndarray:
-    """Run the chain on `image`'s working channels; half in and half out when the files are half."""
-    source_half = half_only(image.meta.pixel_types, names)
-    work = gather(image, names, np.float16 if source_half else np.float32)
-    out = None
-    if half_only(types, names):
-        w, h = image.width, image.height
-        for op in ops:
-            w, h = op.out_size(w, h) if isinstance(op, ImageOp) else (w, h)
-        out = np.empty((h, w, len(names)), dtype=np.float16)
-    return run_chain(backend, work, ops, has_alpha, out)
+    backend: Backend,
+    image: Image,
+    names: Sequence[str],
+    ops: Sequence[Op],
+    has_alpha: bool,
+    types: dict[str, str],
+    *,
+    fresh: bool = False,
+) -> list[np.ndarray]:
+    """Run the chain on `image`'s working channels; one output plane per name, in its output type (half in
+    and half out when the files are half). `fresh`: nothing else holds the image's planes, so the backend
+    may compute in them (they then hold the result)."""
+    half_out = half_only(types, names)
+    handle = run_chain(backend, working_planes(image, names), ops, has_alpha, adopt=fresh, half_result=half_out)
+    planes = backend.download_planes(handle, np.float16 if half_out else np.float32)
+    return [plane if half_out else from_float32(plane, types[name]) for plane, name in zip(planes, names, strict=True)]
 
 
 def read_while_preparing(
-    source: Source, backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool
+    source: Source, backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool
 ) -> Image:
     """Decode the input while the backend loads its kernels: both take a good part of a short job."""
     if not ops:
@@ -239,7 +254,7 @@ def read_while_preparing(
 
     def prepare() -> None:
         try:
-            backend.prepare(ops, channels, has_alpha)
+            backend.prepare(ops, channels, has_alpha, half_input)
         except BaseException as e:  # re-raised on the calling thread
             failure.append(e)
 
@@ -264,21 +279,23 @@ def execute(
     """Single-pass execution: the whole image in memory."""
     ops = [op for op in ops if not op.is_identity()]
     t0 = time.perf_counter()
-    names, has_alpha = working_channels(source.channels(), ops)
-    image = read_while_preparing(source, backend, ops, len(names), has_alpha)
+    stored = source.pixel_types()
+    names, has_alpha = working_channels(list(stored), ops)
+    image = read_while_preparing(source, backend, ops, len(names), has_alpha, half_only(stored, names))
     t1 = time.perf_counter()
     types = output_types(image, out_type, sink.format)
-    out = compute(backend, image, names, ops, has_alpha, types) if names else None
+    computed = compute(backend, image, names, ops, has_alpha, types, fresh=source.fresh) if names else []
+    out = dict(zip(names, computed, strict=True))
     t2 = time.perf_counter()
     planes: dict[str, np.ndarray] = {}
     for name, plane in image.planes.items():
-        if out is not None and name in names:
-            planes[name] = from_float32(out[..., names.index(name)], types[name])
+        if name in out:
+            planes[name] = out[name]
         elif types[name] != image.meta.pixel_types[name]:
             planes[name] = from_float32(to_float32(plane, image.meta.pixel_types[name]), types[name])
         else:
             planes[name] = plane
-    height, width = (out.shape[0], out.shape[1]) if out is not None else (image.height, image.width)
+    height, width = next(iter(out.values())).shape if out else (image.height, image.width)
     meta = replace(image.meta, pixel_types=types)
     sink.write(Image(width, height, planes, meta))
     t3 = time.perf_counter()

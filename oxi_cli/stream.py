@@ -23,6 +23,7 @@ from oxi_cli.execute import (
     Result,
     compute,
     execute,
+    half_only,
     output_types,
     read_while_preparing,
     working_channels,
@@ -51,6 +52,7 @@ class RegionSource(Protocol):
     """Rows of an image on demand; `spec` describes the whole image."""
 
     spec: ImageSpec
+    fresh: bool  # read_rows returns new arrays nobody else holds, so the chain may compute in them
 
     def read_rows(self, start: int, stop: int) -> dict[str, np.ndarray]: ...
 
@@ -64,6 +66,7 @@ class MemoryRegionSource:
     """An Image served by rows, for tests and for callers that hold pixels already."""
 
     image: Image
+    fresh = False  # bands are views of the caller's image
 
     @property
     def spec(self) -> ImageSpec:
@@ -247,6 +250,7 @@ class _Chain:
     has_alpha: bool
     types: dict[str, str]
     backend: Backend
+    half_input: bool  # every working channel is stored as half
 
     def start_prepare(self) -> Callable[[], None]:
         """Load the kernels on a worker thread (as a single pass does while decoding); returns a waiter."""
@@ -255,7 +259,7 @@ class _Chain:
         def prepare() -> None:
             try:
                 if self.ops and self.names:
-                    self.backend.prepare(self.ops, len(self.names), self.has_alpha)
+                    self.backend.prepare(self.ops, len(self.names), self.has_alpha, self.half_input)
             except BaseException as e:
                 failure.append(e)
 
@@ -288,16 +292,17 @@ class _Chain:
         return ops
 
     def region(
-        self, region: Image, ops: Sequence[Op], row_crop: tuple[int, int], col_crop: tuple[int, int]
+        self, region: Image, ops: Sequence[Op], row_crop: tuple[int, int], col_crop: tuple[int, int],
+        fresh: bool = False,
     ) -> dict[str, np.ndarray]:
-        """Run `ops` on one band or tile; keep rows/cols [start, stop) of its result, in output types."""
+        """Run `ops` on one band or tile; keep rows/cols [start, stop) of its result, in output types.
+        `fresh`: nothing else holds the region's planes, so the backend may compute in them."""
         out: dict[str, np.ndarray] = {}
         if self.names:
             # The single pass's own path (half pixels travel as half when the files are half).
-            result = compute(self.backend, region, self.names, ops, self.has_alpha, self.types)
-            kept = result[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]]
-            for i, name in enumerate(self.names):
-                out[name] = from_float32(kept[..., i], self.types[name])
+            result = compute(self.backend, region, self.names, ops, self.has_alpha, self.types, fresh=fresh)
+            for name, plane in zip(self.names, result, strict=True):
+                out[name] = plane[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]]
         rest = {name: p for name, p in region.planes.items() if name not in out}
         out.update(_convert(rest, self.types, region.meta.pixel_types))
         return out
@@ -307,7 +312,7 @@ def _chain(ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, 
     ops = [op for op in ops if not op.is_identity()]
     names, has_alpha = working_channels(spec.channels, ops)
     types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
-    return _Chain(ops, names, has_alpha, types, backend)
+    return _Chain(ops, names, has_alpha, types, backend, half_only(spec.meta.pixel_types, names))
 
 
 def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, AxisSpans]:
@@ -387,7 +392,7 @@ def run_streaming(
             wait_prepare()
             prepared = True
         k, band = item
-        return k, chain.region(band, chain.local_ops(rows, k, cols, 0), _crop(rows, k), full_width)
+        return k, chain.region(band, chain.local_ops(rows, k, cols, 0), _crop(rows, k), full_width, source.fresh)
 
     def write(item: tuple[int, dict[str, np.ndarray]]) -> None:
         nonlocal done_rows
@@ -485,7 +490,9 @@ def _execute_tiled(
     spec = read_spec(source_path)
     chain = _chain(ops, spec, backend, out_type, sink.format)
     rows, cols = _spans(chain.ops, spec, plan)
-    image = read_while_preparing(FileSource(source_path), backend, chain.ops, len(chain.names), chain.has_alpha)
+    image = read_while_preparing(
+        FileSource(source_path), backend, chain.ops, len(chain.names), chain.has_alpha, chain.half_input
+    )
     t1 = time.perf_counter()
     out = run_tiled(chain, image, rows, cols, progress)
     t2 = time.perf_counter()

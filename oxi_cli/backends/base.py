@@ -50,7 +50,8 @@ class HostOnly:
 
 @runtime_checkable
 class Backend(Protocol):
-    """Images live on the backend as handles of shape (height, width, channels), float32 values.
+    """Images live on the backend as handles of shape (height, width, channels), float32 values (a half input
+    may stay half where the backend can compute on it directly: the CPU's colour ops do).
 
     Colour methods touch channels 0..2 (R, G, B); `matrix` also reads/writes channel 3 as alpha when
     `has_alpha`. `src` and `dst` may be the same handle for colour ops, never for resize or blur.
@@ -60,18 +61,29 @@ class Backend(Protocol):
 
     def limits(self) -> DeviceLimits: ...
 
-    def prepare(self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool) -> None:
-        """Load or compile every kernel the chain needs; may run on a worker thread while the input decodes."""
+    def prepare(
+        self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool, half_input: bool = False
+    ) -> None:
+        """Load or compile every kernel the chain needs (for half or float32 input); may run on a worker thread
+        while the input decodes."""
         ...
 
-    def upload(self, pixels: np.ndarray) -> Any:
-        """(H, W, C) float32 or float16 array -> handle."""
+    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False) -> Any:
+        """An (H, W, C) array or C (H, W) planes, float32 or float16 -> handle. `pixels` are left as they
+        are unless `adopt`: then the caller gives them away and a host-memory backend may compute in them."""
         ...
 
-    def allocate(self, height: int, width: int, channels: int) -> Any: ...
+    def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Any:
+        """A handle for an op's result; `half`: it only goes on to be stored as half, so a backend that can
+        keep half pixels may (the CPU does: half the bytes to write and convert)."""
+        ...
 
     def download(self, handle: Any, out: np.ndarray | None = None) -> np.ndarray:
-        """Handle -> (H, W, C) float32 array (written into `out` when given)."""
+        """Handle -> (H, W, C) float32 array (written into `out`, float32 or float16, when given)."""
+        ...
+
+    def download_planes(self, handle: Any, dtype: type = np.float32) -> list[np.ndarray]:
+        """Handle -> one C-contiguous (H, W) array per channel, float32 or float16 (what writers take)."""
         ...
 
     def color_chain(self, src: Any, dst: Any, ops: Sequence[ColorOp], has_alpha: bool) -> None:

@@ -51,24 +51,29 @@ def get_backend(kind: str | None = "auto", device: int | None = None, threads: i
     software adapters (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind, software
     included, or adapter `device`. `cpu`: the Numba backend with `threads`.
 
-    A GPU backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an
-    H200), so the caller can read its input meanwhile; the first use waits. Then, with `gpu`, a missing
-    adapter or a device that fails to open raises BackendUnavailable; with `auto` it is reported on stderr
-    and the CPU backend is used.
+    The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an H200,
+    importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, with
+    `gpu`, a missing adapter or a device that fails to open raises BackendUnavailable; with `auto` it is
+    reported on stderr and the CPU backend is used.
     """
     kind = resolve_kind(kind)
     if kind == "cpu":
         if device is not None:
             raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
-        return _cpu(threads)
+        return _deferred_cpu(threads)  # type: ignore[return-value]
     early = _EARLY.pop((kind, device), None)
     if early is not None:
         if early._fallback is not None:
             early._fallback = lambda: _cpu(threads)
         return early  # type: ignore[return-value]
     if kind == "auto" and device is None and not _hardware_gpu_possible():
-        return _cpu(threads)
+        return _deferred_cpu(threads)  # type: ignore[return-value]
     return _deferred(kind, device, threads)  # type: ignore[return-value]
+
+
+def _deferred_cpu(threads: int | None) -> DeferredBackend:
+    """Importing Numba (~0.2 s) then overlaps the input's decoding, which releases the GIL."""
+    return DeferredBackend(lambda: _cpu(threads), fallback=None, name="cpu")
 
 
 def _deferred(kind: str, device: int | None, threads: int | None) -> DeferredBackend:
@@ -96,14 +101,14 @@ def _peek(argv: Sequence[str], option: str) -> str | None:
 class DeferredBackend:
     """A backend opened in a background thread; any attribute use waits for it, then forwards to it.
 
-    `open_gpu` returns the backend, or None to take `fallback`; when it raises, `fallback` (auto) is used
-    after a warning, or, without one (--backend gpu), the error is raised to whoever touches the backend.
+    `open_backend` returns the backend, or None to take `fallback`; when it raises, `fallback` (auto) is used
+    after a warning, or, without one (--backend gpu or cpu), the error is raised to whoever touches it.
     A `name` known in advance is answered without waiting (a job with nothing to compute only reports it).
     """
 
     def __init__(
         self,
-        open_gpu: Callable[[], Backend | None],
+        open_backend: Callable[[], Backend | None],
         fallback: Callable[[], Backend] | None,
         name: str | None = None,
     ) -> None:
@@ -114,11 +119,11 @@ class DeferredBackend:
         self._error: BaseException | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
-        threading.Thread(target=self._open, args=(open_gpu,), name="oxi-gpu-open", daemon=True).start()
+        threading.Thread(target=self._open, args=(open_backend,), name="oxi-backend-open", daemon=True).start()
 
-    def _open(self, open_gpu: Callable[[], Backend | None]) -> None:
+    def _open(self, open_backend: Callable[[], Backend | None]) -> None:
         try:
-            self._opened = open_gpu()
+            self._opened = open_backend()
         except BaseException as exc:  # handed to the thread that uses the backend
             self._error = exc
         finally:
@@ -136,13 +141,19 @@ class DeferredBackend:
                 elif self._fallback is None:
                     error = self._error
                     if not isinstance(error, OxiError):
-                        error = BackendUnavailable(f"the GPU backend failed to start: {type(error).__name__}: "
-                                                   f"{error}; use --backend cpu")
+                        error = self._failure(error)
                     raise error
                 else:
                     warn(f"{self._error}; using the CPU backend")
                     self._backend = self._fallback()
             return self._backend
+
+    def _failure(self, error: BaseException) -> BackendUnavailable:
+        if self._name == "cpu":
+            return BackendUnavailable(f"the CPU backend failed to start: {type(error).__name__}: {error}; "
+                                      "check that numba and llvmlite are installed (pip install numba)")
+        return BackendUnavailable(f"the GPU backend failed to start: {type(error).__name__}: {error}; "
+                                  "use --backend cpu")
 
     def fall_back(self, error: BaseException) -> Backend:
         """After a GPU failure mid-job (GpuFailure): with `auto`, warn and switch to the CPU backend for good,

@@ -50,6 +50,8 @@ class ExrRegionReader:
     Tiled files work too: OpenEXR decodes only the tiles that cover the rows asked for.
     """
 
+    fresh = True  # every band is newly decoded: the executor may compute in it
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.spec: ImageSpec = exr.read_spec(self.path)

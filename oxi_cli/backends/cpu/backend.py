@@ -9,91 +9,151 @@ import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, host_limits
 from oxi_cli.backends.cpu.jit import set_threads
-from oxi_cli.backends.cpu.kernels import blur, color, resize
+from oxi_cli.backends.cpu.kernels import blur, color, half, resize
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
 from oxi_cli.ops.program import compile_program
 
 
-def _pixels(a: np.ndarray) -> np.ndarray:
-    """(H, W, C) -> (H*W, C) view for per-pixel kernels."""
-    return a.reshape(-1, a.shape[2])
+class Planes:
+    """The CPU backend's image: one C-contiguous (H, W) array per channel, all float32 or all float16.
+
+    Planar like the files themselves, so a half EXR's channels go to the kernels and back with no
+    interleaving, widening or narrowing passes; the kernels convert half in registers (kernels/half.py).
+    """
+
+    __slots__ = ("arrays",)
+
+    def __init__(self, arrays: Sequence[np.ndarray]) -> None:
+        self.arrays = list(arrays)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        h, w = self.arrays[0].shape
+        return h, w, len(self.arrays)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.arrays[0].dtype
+
+    def bits(self, channel: int) -> np.ndarray:
+        """One plane as the kernels take it: flat, half as its uint16 bits."""
+        return half.bits(self.arrays[channel]).reshape(-1)
+
+    def rows(self, channel: int) -> np.ndarray:
+        """One plane as the row kernels take it: (H, W), half as its uint16 bits."""
+        return half.bits(self.arrays[channel])
 
 
-def _rows(a: np.ndarray) -> np.ndarray:
-    """(H, W, C) -> (H, W*C) view for row kernels."""
-    return a.reshape(a.shape[0], -1)
+def _converted(plane: np.ndarray, dtype: type) -> np.ndarray:
+    """A new C-contiguous copy of `plane` in `dtype` (float32 or float16), converted on every thread."""
+    out = np.empty(plane.shape, dtype)
+    half.convert(half.bits(np.ascontiguousarray(plane)).reshape(-1), half.bits(out).reshape(-1))
+    return out
 
 
-def _carry_untouched(src: np.ndarray, dst: np.ndarray, first: int) -> None:
-    """Colour kernels write only their channels; a separate destination gets the rest copied as is."""
-    if dst is not src and src.shape[2] > first:
-        dst[..., first:] = src[..., first:]
+def _reusable(plane: np.ndarray, dtype: type) -> bool:
+    return plane.dtype == dtype and plane.flags.c_contiguous and plane.flags.writeable
 
 
 class CpuBackend:
-    """Handles are C-contiguous float32 (H, W, C) numpy arrays; `upload` may adopt the caller's array."""
+    """Handles are `Planes`; colour ops keep a half image half, spatial ops write float32."""
 
     name = "cpu"
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = set_threads(threads)
 
+    def _here(self) -> None:
+        """Numba's thread count is per calling thread: apply ours on whichever thread runs a kernel."""
+        set_threads(self.threads)
+
     def limits(self) -> DeviceLimits:
         return host_limits()
 
-    def prepare(self, ops: Sequence[Op], channels: int, has_alpha: bool) -> None:
-        """Load each kernel from Numba's cache (or compile it) by running it on a 2x2 image."""
-        tiny = np.ones((2, 2, channels), dtype=np.float32)
-        if any(isinstance(op, ColorOp) for op in ops):
-            # One interpreter serves every colour op, so a single call loads it.
-            self.color_chain(tiny, tiny, [op for op in ops if isinstance(op, ColorOp)], has_alpha)
-        for op in ops:
-            if not isinstance(op, ColorOp):
+    def prepare(self, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool = False) -> None:
+        """Load each kernel the chain runs from Numba's cache (or compile it) by running the chain on a 2x2
+        image of the element type it will see (`half_input`: the working channels are half)."""
+        dtype = np.float16 if half_input else np.float32
+        handle = self.upload([np.ones((2, 2), dtype)] * channels)
+        for i, op in enumerate(ops):
+            if isinstance(op, ColorOp):
+                self.color_chain(handle, handle, [op], has_alpha)
+            else:
                 small = replace(op, width=2, height=2) if isinstance(op, Resize) else op
-                small.dispatch(self, tiny, self.allocate(2, 2, channels))
+                # As run_chain allocates when the output is stored as the input is.
+                dst = self.allocate(2, 2, channels, half=half_input and i == len(ops) - 1)
+                small.dispatch(self, handle, dst)
+                handle = dst
+        self.download_planes(handle, dtype)
 
-    def upload(self, pixels: np.ndarray) -> np.ndarray:
-        if pixels.ndim != 3:
-            raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
-        return np.ascontiguousarray(pixels, dtype=np.float32)
+    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False) -> Planes:
+        """An (H, W, C) array or C (H, W) planes. Copied (kernels work in place) unless `adopt`: then planes
+        already C-contiguous in the handle's type become the handle as they are."""
+        self._here()
+        if isinstance(pixels, np.ndarray):
+            if pixels.ndim != 3:
+                raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
+            pixels = [pixels[..., c] for c in range(pixels.shape[2])]
+        dtype = np.float16 if all(p.dtype == np.float16 for p in pixels) else np.float32
+        return Planes([p if adopt and _reusable(p, dtype) else _converted(p, dtype) for p in pixels])
 
-    def allocate(self, height: int, width: int, channels: int) -> np.ndarray:
-        return np.empty((height, width, channels), dtype=np.float32)
+    def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
+        dtype = np.float16 if half else np.float32
+        return Planes([np.empty((height, width), dtype) for _ in range(channels)])
 
-    def download(self, handle: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def download(self, handle: Planes, out: np.ndarray | None = None) -> np.ndarray:
+        """(H, W, C), float32 unless `out` (float32 or float16) says otherwise."""
         if out is None:
-            return handle
+            out = np.empty(handle.shape, np.float32)
+        if out.shape != handle.shape:
+            raise ProcessingError(f"download target is {out.shape}, the image is {handle.shape}")
         with np.errstate(over="ignore"):  # beyond half range becomes +-Inf, as OpenEXR converts
-            np.copyto(out, handle)
+            for c, plane in enumerate(handle.arrays):
+                out[..., c] = plane
         return out
 
-    def color_chain(self, src: np.ndarray, dst: np.ndarray, ops: Sequence[ColorOp], has_alpha: bool) -> None:
+    def download_planes(self, handle: Planes, dtype: type = np.float32) -> list[np.ndarray]:
+        """The handle's own planes where they already are `dtype`; converted copies otherwise."""
+        self._here()
+        return [p if p.dtype == dtype else _converted(p, dtype) for p in handle.arrays]
+
+    def color_chain(self, src: Planes, dst: Planes, ops: Sequence[ColorOp], has_alpha: bool) -> None:
+        self._here()
         program = compile_program(ops, has_alpha)
-        _carry_untouched(src, dst, 4 if program.uses_alpha else 3)
+        first = 4 if program.uses_alpha else 3
+        if dst is not src:  # colour kernels write only their channels
+            for c in range(first, src.shape[2]):
+                np.copyto(dst.arrays[c], src.arrays[c])
+        alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
         color.color_chain(
-            _pixels(src), _pixels(dst), program.ops, program.params, program.tables, program.uses_alpha
+            src.bits(0), src.bits(1), src.bits(2), src.bits(alpha),
+            dst.bits(0), dst.bits(1), dst.bits(2), dst.bits(alpha),
+            program.ops, program.params, program.tables, program.uses_alpha,
         )
 
-    def cdl(self, src: np.ndarray, dst: np.ndarray, op: Cdl) -> None:
+    def cdl(self, src: Planes, dst: Planes, op: Cdl) -> None:
         self.color_chain(src, dst, [op], False)
 
-    def matrix(self, src: np.ndarray, dst: np.ndarray, op: Matrix, has_alpha: bool) -> None:
+    def matrix(self, src: Planes, dst: Planes, op: Matrix, has_alpha: bool) -> None:
         self.color_chain(src, dst, [op], has_alpha)
 
-    def lut1d(self, src: np.ndarray, dst: np.ndarray, op: Lut1d) -> None:
+    def lut1d(self, src: Planes, dst: Planes, op: Lut1d) -> None:
         self.color_chain(src, dst, [op], False)
 
-    def lut3d(self, src: np.ndarray, dst: np.ndarray, op: Lut3d) -> None:
+    def lut3d(self, src: Planes, dst: Planes, op: Lut3d) -> None:
         self.color_chain(src, dst, [op], False)
 
-    def resize(self, src: np.ndarray, dst: np.ndarray, op: Resize) -> None:
+    def resize(self, src: Planes, dst: Planes, op: Resize) -> None:
+        self._here()
         h, w, c = src.shape
         ys = op.weights(0, h, dst.shape[0])
         xs = op.weights(1, w, dst.shape[1])
-        resize.resize(
-            _rows(src), _rows(dst), c, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count
-        )
+        for i in range(c):
+            resize.resize(src.rows(i), dst.rows(i), 1, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count)
 
-    def blur(self, src: np.ndarray, dst: np.ndarray, op: Blur) -> None:
-        blur.blur(_rows(src), _rows(dst), src.shape[2], op.weights().astype(np.float32))
+    def blur(self, src: Planes, dst: Planes, op: Blur) -> None:
+        self._here()
+        weights = op.weights().astype(np.float32)
+        for i in range(src.shape[2]):
+            blur.blur(src.rows(i), dst.rows(i), 1, weights)

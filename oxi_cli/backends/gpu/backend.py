@@ -223,7 +223,8 @@ class WgpuBackend:
         )
 
     @_gpu_errors
-    def allocate(self, height: int, width: int, channels: int) -> GpuImage:
+    def allocate(self, height: int, width: int, channels: int, half: bool = False) -> GpuImage:
+        """float32 on the device whatever `half` says (half leaves as half through download's packing)."""
         shape = (int(height), int(width), int(channels))
         nbytes = math.prod(shape) * 4
         if nbytes > self._max_buffer:
@@ -240,8 +241,12 @@ class WgpuBackend:
         return img
 
     @_gpu_errors
-    def upload(self, pixels: np.ndarray) -> GpuImage:
-        """float16 arrays travel as half (half the bytes) and are widened on the device; others as float32."""
+    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False) -> GpuImage:
+        """An (H, W, C) array or C (H, W) planes; float16 travels as half (half the bytes) and is widened on
+        the device, anything else as float32. `adopt` changes nothing here: the pixels are copied anyway."""
+        if not isinstance(pixels, np.ndarray):  # planes: interleave on the host, where the bytes already are
+            half = all(p.dtype == np.float16 for p in pixels)
+            pixels = np.stack(pixels, axis=-1).astype(np.float16 if half else np.float32, copy=False)
         a = np.asarray(pixels)
         if a.ndim != 3:
             raise ProcessingError(f"expected an (H, W, C) image, got shape {a.shape}")
@@ -272,6 +277,11 @@ class WgpuBackend:
 
             self._stream_up(data, self._chunk, sink)
         return img
+
+    def download_planes(self, handle: GpuImage, dtype: type = np.float32) -> list[np.ndarray]:
+        """One C-contiguous (H, W) array per channel; float16 is packed on the device and travels as half."""
+        out = self.download(handle, np.empty(handle.shape, dtype))
+        return [np.ascontiguousarray(out[..., c]) for c in range(handle.shape[2])]
 
     @_gpu_errors
     def download(self, handle: GpuImage, out: np.ndarray | None = None) -> np.ndarray:
@@ -312,9 +322,12 @@ class WgpuBackend:
         return out
 
     @_gpu_errors
-    def prepare(self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool) -> None:
+    def prepare(
+        self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool, half_input: bool = False
+    ) -> None:
         """Compile every pipeline the chain needs and upload its tables, by running it on a 2x2 image
-        (the executor calls this on a worker thread while the input decodes).
+        (the executor calls this on a worker thread while the input decodes). Both transfer formats are
+        compiled whatever `half_input` says: they cost little and outputs may differ from inputs.
         """
         tiny = self.upload(np.ones((2, 2, channels), np.float16))  # the half transfer pipelines too
         colour: list[ColorOp] = []

@@ -3,6 +3,7 @@
 import numpy as np
 
 from oxi_cli.backends.cpu.jit import prange, spatial_kernel
+from oxi_cli.backends.cpu.kernels.half import as_float, stored
 
 # Floats per strip: the accumulator strip stays in L1 while every tap streams past it (3-4x faster than
 # sweeping whole 64 KB rows once per tap).
@@ -11,7 +12,7 @@ STRIP = 2048
 
 @spatial_kernel
 def blur(src, dst, channels, weights):
-    """src and dst are (H, W*C); weights has 2R+1 symmetric taps; edges replicate."""
+    """src and dst are (H, W*C), float32 or half bits; weights has 2R+1 symmetric taps; edges replicate."""
     C = channels
     h, n = src.shape
     radius = (weights.shape[0] - 1) // 2
@@ -19,31 +20,33 @@ def blur(src, dst, channels, weights):
     wc = weights[radius]
     for y in prange(h):
         padded = np.empty(n + 2 * pad, dtype=np.float32)
+        acc = np.empty(STRIP, dtype=np.float32)  # sums stay float32 until stored, whatever dst holds
         centre = src[y]
         for i0 in range(0, n, STRIP):
             i1 = min(i0 + STRIP, n)
             row = padded[pad + i0 : pad + i1]
             c = centre[i0:i1]
             for i in range(i1 - i0):
-                row[i] = wc * c[i]
+                row[i] = wc * as_float(c[i])
             for k in range(1, radius + 1):
                 above = src[max(y - k, 0)][i0:i1]
                 below = src[min(y + k, h - 1)][i0:i1]
                 w = weights[radius + k]
                 for i in range(i1 - i0):
-                    row[i] += w * (above[i] + below[i])
+                    row[i] += w * (as_float(above[i]) + as_float(below[i]))
         for i in range(pad):
             padded[i] = padded[pad + i % C]
             padded[pad + n + i] = padded[pad + n - C + i % C]
         out = dst[y]
         for i0 in range(0, n, STRIP):
             i1 = min(i0 + STRIP, n)
-            o = out[i0:i1]
             for i in range(i1 - i0):
-                o[i] = wc * padded[pad + i0 + i]
+                acc[i] = wc * padded[pad + i0 + i]
             for k in range(1, radius + 1):
                 w = weights[radius + k]
                 left = padded[pad - k * C + i0 : pad - k * C + i1]
                 right = padded[pad + k * C + i0 : pad + k * C + i1]
                 for i in range(i1 - i0):
-                    o[i] += w * (left[i] + right[i])
+                    acc[i] += w * (left[i] + right[i])
+            for i in range(i1 - i0):
+                out[i0 + i] = stored(out, acc[i])

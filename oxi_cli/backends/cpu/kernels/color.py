@@ -4,6 +4,7 @@ import numpy as np
 
 from oxi_cli.backends.cpu.jit import kernel, prange
 from oxi_cli.backends.cpu.kernels.cdl import cdl_asc, cdl_noclamp
+from oxi_cli.backends.cpu.kernels.half import as_float, stored
 from oxi_cli.backends.cpu.kernels.lut1d import lut1d
 from oxi_cli.backends.cpu.kernels.lut3d import lut3d_tetrahedral, lut3d_trilinear
 from oxi_cli.backends.cpu.kernels.matrix import matrix_rgb, matrix_rgba
@@ -20,11 +21,12 @@ ONE = np.float32(1.0)
 
 
 @kernel
-def color_chain(src, dst, ops, p, t, uses_alpha):
-    """src/dst are (pixels, C); ops rows are (code, param offset, table offset, table size) from ops.program."""
-    for i in prange(src.shape[0]):
-        r, g, b = src[i, 0], src[i, 1], src[i, 2]
-        a = src[i, 3] if uses_alpha else ONE
+def color_chain(r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, ops, p, t, uses_alpha):
+    """Planes in and out are flat, float32 or half bits (kernels/half.py); alpha is read and written only
+    when `uses_alpha`. ops rows are (code, param offset, table offset, table size) from ops.program."""
+    for i in prange(r_in.shape[0]):
+        r, g, b = as_float(r_in[i]), as_float(g_in[i]), as_float(b_in[i])
+        a = as_float(a_in[i]) if uses_alpha else ONE
         for j in range(ops.shape[0]):
             code, o, to, n = ops[j, 0], ops[j, 1], ops[j, 2], ops[j, 3]
             if code == CDL_NOCLAMP:
@@ -41,6 +43,6 @@ def color_chain(src, dst, ops, p, t, uses_alpha):
                 r, g, b = lut3d_tetrahedral(r, g, b, p, o, t, to, n)
             else:
                 r, g, b = lut3d_trilinear(r, g, b, p, o, t, to, n)
-        dst[i, 0], dst[i, 1], dst[i, 2] = r, g, b
+        r_out[i], g_out[i], b_out[i] = stored(r_out, r), stored(g_out, g), stored(b_out, b)
         if uses_alpha:
-            dst[i, 3] = a
+            a_out[i] = stored(a_out, a)

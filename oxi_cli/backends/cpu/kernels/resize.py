@@ -3,6 +3,7 @@
 import numpy as np
 
 from oxi_cli.backends.cpu.jit import prange, serial, spatial_kernel
+from oxi_cli.backends.cpu.kernels.half import as_float, stored
 
 
 @serial
@@ -11,17 +12,18 @@ def _vertical(src, row, index, weight, count):
     s0 = src[index[0]]
     w0 = weight[0]
     for i in range(row.shape[0]):
-        row[i] = w0 * s0[i]
+        row[i] = w0 * as_float(s0[i])
     for t in range(1, count):
         s = src[index[t]]
         w = weight[t]
         for i in range(row.shape[0]):
-            row[i] += w * s[i]
+            row[i] += w * as_float(s[i])
 
 
 @spatial_kernel
 def resize(src, dst, channels, yi, yw, yc, xi, xw, xc):
-    """src (H, W*C) -> dst (Ho, Wo*C); yi/yw/yc and xi/xw/xc come from ops.resize.axis_weights."""
+    """src (H, W*C) -> dst (Ho, Wo*C), each float32 or half bits; yi/yw/yc and xi/xw/xc come from
+    ops.resize.axis_weights."""
     C = channels
     wo = dst.shape[1] // C
     for oy in prange(dst.shape[0]):
@@ -34,4 +36,4 @@ def resize(src, dst, channels, yi, yw, yc, xi, xw, xc):
                 acc = xw[ox, 0] * row[xi[ox, 0] * C + c]
                 for t in range(1, n):
                     acc += xw[ox, t] * row[xi[ox, t] * C + c]
-                out[ox * C + c] = acc
+                out[ox * C + c] = stored(out, acc)
