@@ -210,8 +210,11 @@ def run_chain(
     """Upload once and run the chain on the device (colour runs fused); returns the result's handle.
     `adopt`: the planes are the caller's to give away (see Backend.upload); `half_result`: the result will
     be stored as half (see Backend.allocate)."""
-    handle = backend.upload(planes, adopt=adopt)
     segments = _segments(ops)
+    # Half pixels may stay half where nothing but the stored result is ever written into them: a spatial op
+    # only reads its source, and a colour run writes in place, so it must be the whole chain.
+    only_read = bool(segments) and not isinstance(segments[0][0], ColorOp)
+    handle = backend.upload(planes, adopt=adopt, half=only_read or (len(segments) <= 1 and half_result))
     for k, segment in enumerate(segments):
         first = segment[0]
         if isinstance(first, ColorOp):

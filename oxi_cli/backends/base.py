@@ -68,9 +68,11 @@ class Backend(Protocol):
         while the input decodes."""
         ...
 
-    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False) -> Any:
+    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> Any:
         """An (H, W, C) array or C (H, W) planes, float32 or float16 -> handle. `pixels` are left as they
-        are unless `adopt`: then the caller gives them away and a host-memory backend may compute in them."""
+        are unless `adopt`: then the caller gives them away and a host-memory backend may compute in them.
+        `half`: float16 pixels may stay half on the device, because whatever is written into this handle is
+        stored as half anyway (otherwise it holds float32, so no intermediate result is rounded)."""
         ...
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Any:

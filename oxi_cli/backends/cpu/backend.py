@@ -72,30 +72,27 @@ class CpuBackend:
         return host_limits()
 
     def prepare(self, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool = False) -> None:
-        """Load each kernel the chain runs from Numba's cache (or compile it) by running the chain on a 2x2
-        image of the element type it will see (`half_input`: the working channels are half)."""
+        """Load each kernel the chain runs from Numba's cache (or compile it): the executor's own path on a
+        2x2 image of the element type it will see (`half_input`: the working channels are half, and so, as a
+        rule, will the output's be)."""
+        from oxi_cli.execute import run_chain
+
         dtype = np.float16 if half_input else np.float32
-        handle = self.upload([np.ones((2, 2), dtype)] * channels)
-        for i, op in enumerate(ops):
-            if isinstance(op, ColorOp):
-                self.color_chain(handle, handle, [op], has_alpha)
-            else:
-                small = replace(op, width=2, height=2) if isinstance(op, Resize) else op
-                # As run_chain allocates when the output is stored as the input is.
-                dst = self.allocate(2, 2, channels, half=half_input and i == len(ops) - 1)
-                small.dispatch(self, handle, dst)
-                handle = dst
+        small = [replace(op, width=2, height=2) if isinstance(op, Resize) else op for op in ops]
+        planes = [np.ones((2, 2), dtype) for _ in range(channels)]
+        handle = run_chain(self, planes, small, has_alpha, adopt=True, half_result=half_input)
         self.download_planes(handle, dtype)
 
-    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False) -> Planes:
-        """An (H, W, C) array or C (H, W) planes. Copied (kernels work in place) unless `adopt`: then planes
-        already C-contiguous in the handle's type become the handle as they are."""
+    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> Planes:
+        """An (H, W, C) array or C (H, W) planes; half planes stay half when `half` allows, else float32.
+        Copied (kernels work in place) unless `adopt`: then planes already C-contiguous in the handle's type
+        become the handle as they are."""
         self._here()
         if isinstance(pixels, np.ndarray):
             if pixels.ndim != 3:
                 raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
             pixels = [pixels[..., c] for c in range(pixels.shape[2])]
-        dtype = np.float16 if all(p.dtype == np.float16 for p in pixels) else np.float32
+        dtype = np.float16 if half and all(p.dtype == np.float16 for p in pixels) else np.float32
         return Planes([p if adopt and _reusable(p, dtype) else _converted(p, dtype) for p in pixels])
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:

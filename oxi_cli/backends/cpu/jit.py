@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 
+def _sources_key() -> str:
+    """A digest of every source a kernel is built from. Numba checks only the timestamp of the file that
+    defines a kernel, not of the files it calls into (kernels/half.py, cdl.py, ops/program.py's op codes):
+    a cache folder per digest means an edit or an upgrade never runs stale machine code."""
+    here = Path(__file__).parent
+    digest = hashlib.sha1()
+    for path in sorted([here / "jit.py", here.parent.parent / "ops" / "program.py", *here.glob("kernels/*.py")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _cache_dir() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return str(Path(base) / "oxi" / "numba")
+    return str(Path(base) / "oxi" / "numba" / _sources_key())
 
 
 # Must be set before numba is imported: site-packages may be read-only, and a user cache survives upgrades.

@@ -241,9 +241,10 @@ class WgpuBackend:
         return img
 
     @_gpu_errors
-    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False) -> GpuImage:
+    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> GpuImage:
         """An (H, W, C) array or C (H, W) planes; float16 travels as half (half the bytes) and is widened on
-        the device, anything else as float32. `adopt` changes nothing here: the pixels are copied anyway."""
+        the device, anything else as float32. `adopt` and `half` change nothing here: the device holds float32
+        copies."""
         if not isinstance(pixels, np.ndarray):  # planes: interleave on the host, where the bytes already are
             half = all(p.dtype == np.float16 for p in pixels)
             pixels = np.stack(pixels, axis=-1).astype(np.float16 if half else np.float32, copy=False)
