@@ -28,10 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import (  # noqa: E402  (the repo root must be importable first)
     BenchError,
     Measurement,
+    compile_oxi_bytecode,
     fmt_mb,
     fmt_ratio,
     fmt_s,
     measure,
+    oiiotool_command,
     print_table,
     ratio,
     rss_floor_mb,
@@ -152,7 +154,7 @@ def build_cases(files: Files, oxi: list[str] | None, threads: int, ops: Sequence
     """Every op, as each tool spells it, with the same parameters (same maths, checked by compare())."""
     plate, out = str(files.plate), files.out
     oxi_tail = ["--backend", "cpu", "--threads", str(threads)]
-    oiio = ["oiiotool", "--threads", str(threads), plate]
+    oiio = [*(oiiotool_command() or ["oiiotool"]), "--threads", str(threads), plate]
 
     def outs(name: str) -> dict[str, Path]:
         return {"oxi": out / f"oxi_{name}.exr", "oiiotool": out / f"oiio_{name}.exr", "vips": out / f"vips_{name}.v"}
@@ -435,11 +437,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "oxi" in tools and oxi is None:
         print("note: oxi does not run yet (`python -m oxi_cli --help` failed); timing the others", file=sys.stderr)
         tools.remove("oxi")
-    for tool in ("oiiotool", "vips"):
+    if "oiiotool" in tools and oiiotool_command() is None:
+        print("note: oiiotool is not installed; skipping it", file=sys.stderr)
+        tools.remove("oiiotool")
+    for tool in ("vips",):
         if tool in tools and shutil.which(tool) is None:
             print(f"note: {tool} is not on PATH; skipping it", file=sys.stderr)
             tools.remove(tool)
 
+    compile_oxi_bytecode()
     files = make_inputs(args.workdir)
     ops = [op.strip() for op in args.ops.split(",") if op.strip()]
     cases = build_cases(files, oxi, args.threads, ops)
@@ -458,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "plate": str(files.plate),
         "oxi_cmd": oxi,
         "versions": {
-            "oiiotool": tool_version(["oiiotool", "--version"]) if "oiiotool" in tools else None,
+            "oiiotool": tool_version([*(oiiotool_command() or []), "--version"]) if "oiiotool" in tools else None,
             "vips": tool_version(["vips", "--version"]) if "vips" in tools else None,
         },
         "rss_floor_mb": rss_floor_mb(),

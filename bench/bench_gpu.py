@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import BenchError, fmt_s, measure, print_table, ratio, run_once, tool_version, write_json  # noqa: E402
+from bench._common import (  # noqa: E402
+    BenchError,
+    compile_oxi_bytecode,
+    fmt_s,
+    measure,
+    oiiotool_command,
+    print_table,
+    ratio,
+    run_once,
+    tool_version,
+    write_json,
+)
 from bench.bench_cpu import MATRIX, oxi_command  # noqa: E402
 from examples.make_examples import GRADE, look_table, render_plate, write_cube, write_exr  # noqa: E402
 from oxi_cli.ops import Blur, Cdl, Lut3d, Matrix, Resize  # noqa: E402
@@ -166,18 +176,6 @@ def make_plate(workdir: Path, width: int, height: int) -> tuple[Path, Path]:
     return plate, cube
 
 
-def oiiotool_path() -> str | None:
-    found = shutil.which("oiiotool")
-    if found:
-        return found
-    try:
-        import OpenImageIO
-    except ImportError:
-        return None
-    beside = Path(OpenImageIO.__file__).parent / "bin" / "oiiotool"
-    return str(beside) if beside.exists() else None
-
-
 def e2e_cases(plate: Path, cube: Path, out: Path, width: int, height: int, oiio: str | None,
               threads: int) -> list[tuple[str, list[str], list[str] | None, float]]:
     """(name, oxi args after IN OUT, oiiotool argv, target gpu/oiiotool ratio)."""
@@ -209,7 +207,8 @@ def end_to_end(oxi: list[str], plate: Path, cube: Path, workdir: Path, width: in
                runs: int, device: int | None) -> list[dict]:
     out = workdir / "out"
     out.mkdir(exist_ok=True)
-    oiio = oiiotool_path()
+    found = oiiotool_command()
+    oiio = found[0] if found else None
     rows = []
     for name, args, oiio_argv, target in e2e_cases(plate, cube, out, width, height, oiio, threads):
         row: dict[str, Any] = {"op": name, "target_vs_oiiotool": target}
@@ -319,6 +318,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    compile_oxi_bytecode()
     from oxi_cli.backends.gpu.backend import WgpuBackend
 
     gpu = WgpuBackend(args.device)
@@ -345,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("note: the oxi CLI does not run; skipping end to end", file=sys.stderr)
         else:
             plate, cube = make_plate(args.workdir, args.width, args.height)
-            meta["oiiotool"] = tool_version([oiiotool_path() or "oiiotool", "--version"])
+            meta["oiiotool"] = tool_version([*(oiiotool_command() or ["oiiotool"]), "--version"])
             e2e = end_to_end(oxi, plate, cube, args.workdir, args.width, args.height, args.threads, args.runs,
                              args.device)
     report(meta, mem, e2e)

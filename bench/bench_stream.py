@@ -33,8 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (  # noqa: E402  (the repo root must be importable first)
     BenchError,
+    compile_oxi_bytecode,
     fmt_mb,
     fmt_s,
+    oiiotool_command,
     print_table,
     rss_floor_mb,
     run_once,
@@ -181,7 +183,8 @@ def bench_size(size: int, args: argparse.Namespace, work: Path, cube: Path) -> l
             oiio_op = ["--blur", f"{OIIO_BLUR_WIDTH}x{OIIO_BLUR_WIDTH}"] if op == "blur" else [
                 "--ociofiletransform", str(cube)]
             print(f"{size} {op} oiiotool …", file=sys.stderr, flush=True)
-            wall, rss, note = _timed(["oiiotool", str(src), *oiio_op, "-o", str(out)], args.timeout)
+            oiio = oiiotool_command() or ["oiiotool"]
+            wall, rss, note = _timed([*oiio, str(src), *oiio_op, "-o", str(out)], args.timeout)
             rows.append(Row(size, op, "oiiotool", "whole image", wall, rss, note))
             out.unlink(missing_ok=True)
     return rows
@@ -231,6 +234,7 @@ def _cells(r: Row) -> list[str]:
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         return child(sys.argv[2:])
+    compile_oxi_bytecode()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="4096,8192,16384", help="square sizes, comma-separated (32768 too)")
     parser.add_argument("--ops", default="blur,lut3d", help="blur and/or lut3d")
@@ -280,7 +284,10 @@ def main() -> int:
     for line in notes:
         print(line)
     payload = {
-        "machine": {"cores": os.cpu_count(), "oiiotool": tool_version(["oiiotool", "--version"])},
+        "machine": {
+            "cores": os.cpu_count(),
+            "oiiotool": tool_version([*(oiiotool_command() or ["oiiotool"]), "--version"]),
+        },
         "memory_limit": args.memory_limit,
         "rows": [r.__dict__ for r in rows],
         "verdicts": notes,

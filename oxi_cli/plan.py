@@ -34,6 +34,10 @@ RUNTIME_FLOOR = {"cpu": 160 << 20, "gpu": 224 << 20}
 # Float32 working set per band beyond which bigger bands buy nothing but memory (the per-band overhead is a
 # few milliseconds; 32 MiB is 1024 rows of 2K RGBA or 128 rows of 16K RGBA).
 BAND_TARGET_BYTES = 32 << 20
+# Stored input + output bytes from which bands beat one pass even when one pass fits (bench/bench_stream.py
+# and bench/bench_cpu.py, 2-core box: a 4096x2160 or 4096² RGBA half file runs 6-15 % faster in one pass,
+# which reads and writes with the GIL released, an 8192² one 0-8 % faster in bands, in a quarter the memory).
+OVERLAP_MIN_BYTES = 512 << 20
 # Largest tile side tried; at 4096² RGBA float32 a tile is 256 MiB, past the point where GPUs run faster.
 MAX_TILE = 4096
 MIN_TILE = 16
@@ -562,10 +566,12 @@ class _Planner:
     # -- choices --------------------------------------------------------------------------------------------
 
     def _overlapped(self) -> Plan | None:
-        """Bands even when one pass fits: decoding, computing and encoding then overlap, which measured 10-25 %
-        faster than a single pass on 4K-16K EXRs (bench/bench_stream.py) in less memory. Only where bands
-        are possible and the image makes several of them."""
-        if self.whole_only is not None:
+        """Bands even when one pass fits, for big images: decoding, computing and encoding then overlap, as
+        fast as one pass or faster in a fraction of the memory (OVERLAP_MIN_BYTES). Only where bands are
+        possible and the image makes several of them."""
+        job = self.job
+        stored = job.spec.width * job.spec.height * job.in_bpp + job.out_size[0] * job.out_size[1] * job.out_bpp
+        if self.whole_only is not None or stored < OVERLAP_MIN_BYTES:
             return None
         banded = self.bands("streaming")
         if banded is None or banded.count < 2 or not banded.fits:

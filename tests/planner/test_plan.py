@@ -206,3 +206,14 @@ def test_the_plan_serialises_to_json():
     d = json.loads(json.dumps(p.to_dict()))
     assert d["strategy"] == "streaming" and d["tile_height"] == p.band_rows and d["fits"] is True
     assert "bands of" in p.summary()
+
+
+def test_auto_runs_a_4k_frame_in_one_pass_even_though_it_would_band():
+    p = plan([Blur(2.0)], spec=spec(4096, 2160))
+    assert p.strategy == "single" and p.reason.startswith("the whole image fits")
+
+
+def test_auto_bands_a_big_image_that_fits_to_overlap_decoding_compute_and_encoding():
+    p = plan([Blur(2.0)], spec=spec(8192, 8192))
+    assert p.strategy == "streaming" and p.fits and p.count > 1
+    assert "bands overlap decoding" in p.reason
