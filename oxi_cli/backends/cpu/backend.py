@@ -9,7 +9,7 @@ import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, host_limits
 from oxi_cli.backends.cpu.jit import set_threads
-from oxi_cli.backends.cpu.kernels import blur, color, half, resize
+from oxi_cli.backends.cpu.kernels import blur, color, half, lone, resize
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
 from oxi_cli.ops.program import compile_program
@@ -123,11 +123,13 @@ class CpuBackend:
             for c in range(first, src.shape[2]):
                 np.copyto(dst.arrays[c], src.arrays[c])
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
-        color.color_chain(
-            src.bits(0), src.bits(1), src.bits(2), src.bits(alpha),
-            dst.bits(0), dst.bits(1), dst.bits(2), dst.bits(alpha),
-            program.ops, program.params, program.tables, program.uses_alpha,
-        )
+        planes = (src.bits(0), src.bits(1), src.bits(2), src.bits(alpha),
+                  dst.bits(0), dst.bits(1), dst.bits(2), dst.bits(alpha))
+        if len(program.ops) == 1:
+            code, o, to, n = (int(v) for v in program.ops[0])
+            lone.lone_op(code, *planes, program.params[o:], program.tables[to:], n)
+        else:
+            color.color_chain(*planes, program.ops, program.params, program.tables, program.uses_alpha)
 
     def cdl(self, src: Planes, dst: Planes, op: Cdl) -> None:
         self.color_chain(src, dst, [op], False)

@@ -26,29 +26,6 @@ def _cell(r, g, b, p, o, n):
 
 
 @serial
-def _tetrahedral(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, c):
-    c000 = _corner(t, to, n, r0, g0, b0, c)
-    c111 = _corner(t, to, n, r1, g1, b1, c)
-    if fr > fg:
-        if fg > fb:
-            return (ONE - fr) * c000 + (fr - fg) * _corner(t, to, n, r1, g0, b0, c) \
-                + (fg - fb) * _corner(t, to, n, r1, g1, b0, c) + fb * c111
-        if fr > fb:
-            return (ONE - fr) * c000 + (fr - fb) * _corner(t, to, n, r1, g0, b0, c) \
-                + (fb - fg) * _corner(t, to, n, r1, g0, b1, c) + fg * c111
-        return (ONE - fb) * c000 + (fb - fr) * _corner(t, to, n, r0, g0, b1, c) \
-            + (fr - fg) * _corner(t, to, n, r1, g0, b1, c) + fg * c111
-    if fb > fg:
-        return (ONE - fb) * c000 + (fb - fg) * _corner(t, to, n, r0, g0, b1, c) \
-            + (fg - fr) * _corner(t, to, n, r0, g1, b1, c) + fr * c111
-    if fb > fr:
-        return (ONE - fg) * c000 + (fg - fb) * _corner(t, to, n, r0, g1, b0, c) \
-            + (fb - fr) * _corner(t, to, n, r0, g1, b1, c) + fr * c111
-    return (ONE - fg) * c000 + (fg - fr) * _corner(t, to, n, r0, g1, b0, c) \
-        + (fr - fb) * _corner(t, to, n, r1, g1, b0, c) + fb * c111
-
-
-@serial
 def _trilinear(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, c):
     # Along b, then g, then r.
     c00 = _corner(t, to, n, r0, g0, b0, c)
@@ -65,12 +42,27 @@ def _trilinear(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, c):
 
 @serial
 def lut3d_tetrahedral(r, g, b, p, o, t, to, n):
-    """p[o:o+6] = domain min RGB, index scale RGB; t[to:] holds n³ RGB entries indexed [r, g, b]."""
+    """p[o:o+6] = domain min RGB, index scale RGB; t[to:] holds n³ RGB entries indexed [r, g, b].
+
+    OCIO's six tetrahedra are one formula over the fractions sorted hi >= mid >= lo:
+    (1 - hi) c000 + (hi - mid) c[hi axis] + (mid - lo) c[all but the lo axis] + lo c111, summed in that
+    order as OCIO sums each case. Picking the two middle corners with selects instead of a branch tree
+    keeps grainy footage (random fraction order) free of mispredicted branches. Ties pick either corner:
+    its weight is then 0.
+    """
     r0, g0, b0, r1, g1, b1, fr, fg, fb = _cell(r, g, b, p, o, n)
+    base = to + ((r0 * n + g0) * n + b0) * 3
+    dr, dg, db = (r1 - r0) * n * n * 3, (g1 - g0) * n * 3, (b1 - b0) * 3
+    hi, lo = max(fr, fg, fb), min(fr, fg, fb)
+    mid = max(min(fr, fg), min(max(fr, fg), fb))
+    d_hi = dr if fr >= fg and fr >= fb else (dg if fg >= fb else db)
+    d_lo = db if fb <= fg and fb <= fr else (dg if fg <= fr else dr)
+    w0, w1, w2 = ONE - hi, hi - mid, mid - lo
+    a, ab, c111 = base + d_hi, base + dr + dg + db - d_lo, base + dr + dg + db
     return (
-        _tetrahedral(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, 0),
-        _tetrahedral(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, 1),
-        _tetrahedral(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, 2),
+        w0 * t[base] + w1 * t[a] + w2 * t[ab] + lo * t[c111],
+        w0 * t[base + 1] + w1 * t[a + 1] + w2 * t[ab + 1] + lo * t[c111 + 1],
+        w0 * t[base + 2] + w1 * t[a + 2] + w2 * t[ab + 2] + lo * t[c111 + 2],
     )
 
 
