@@ -11,3 +11,17 @@ def cpu_backend():
     from oxi_cli.backends.cpu.backend import CpuBackend
 
     return CpuBackend()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--error-figures", action="store_true", help="print the worst error each accuracy test saw")
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if not config.getoption("--error-figures"):
+        return
+    from tests.ops.harness import WORST
+
+    terminalreporter.section("worst error per accuracy test (|Δ| relative to the check's scale, or absolute)")
+    for test, (worst, kind) in sorted(WORST.items()):
+        terminalreporter.write_line(f"{worst:10.3g} {kind:8s} {test}")
