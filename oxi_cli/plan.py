@@ -315,7 +315,7 @@ class _Job:
     rows: tuple[_Step, ...]
     cols: tuple[_Step, ...]
     shared: bool  # the device computes in host RAM
-    adopts: bool  # the backend's first handle is the gathered host array itself (CPU backend)
+    adopts: bool  # the backend's first handle is a host array (CPU backend: the decoded planes or a copy)
     runtime: int
     overhead: int
     tables: int
@@ -329,8 +329,8 @@ class _Job:
         pairs = [stage_px[i] + stage_px[i + 1] for i in range(len(stage_px) - 1)]
         device = f32 * max(pairs or [stage_px[0]]) + self.tables if self.work_channels else 0
         if self.adopts:
-            # The CPU backend adopts the gathered array as its first handle and keeps it until the chain
-            # returns, so every later op's source and destination sit beside it.
+            # The CPU backend's first handle is host memory (the decoded planes, or its upload copy) and lives
+            # until the chain returns, so every later op's source and destination sit beside it.
             live = [stage_px[0] + stage_px[i + 1] + (stage_px[i] if i else 0) for i in range(len(stage_px) - 1)]
             host_work = f32 * max(live or [stage_px[0]])
         else:

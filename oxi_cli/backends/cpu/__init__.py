@@ -1,1 +1,1 @@
-"""The Numba CPU backend: parallel kernels over float32 (H, W, C) arrays."""
+"""The Numba CPU backend: parallel kernels over image planes, float32 or half (see backend.Planes)."""
