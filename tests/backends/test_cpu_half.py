@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,3 +127,28 @@ def test_a_float_result_from_half_input_is_never_rounded_to_half(cpu_backend, na
     want = run_chain(cpu_backend, floats, CHAINS[name], True, adopt=True, half_result=False)
     for g, w in zip(cpu_backend.download_planes(got), cpu_backend.download_planes(want), strict=True):
         _same_values(g, w, f"{name}: float32 result from half planes vs from float32 planes")
+
+
+def test_cpus_without_half_instructions_get_the_same_results(cpu_backend, tmp_path):
+    """OXI_HALF_IN_KERNELS=0 takes the path of a CPU without F16C: numpy widens and narrows around the kernels."""
+    import subprocess
+    import sys
+    import textwrap
+
+    img = _half_image((19, 23, 4), seed=8)
+    np.save(tmp_path / "img.npy", img)
+    script = textwrap.dedent(f"""
+        import numpy as np
+        from oxi_cli.backends.cpu.backend import CpuBackend
+        from oxi_cli.backends.cpu.kernels import half
+        from tests.backends.test_cpu_half import CHAINS, _run
+        assert not half.IN_KERNELS
+        img = np.load({str(tmp_path / "img.npy")!r})
+        for name, chain in CHAINS.items():
+            np.save({str(tmp_path)!r} + f"/{{name}}.npy", _run(CpuBackend(), img, chain, np.float16, True))
+    """)
+    env = {**os.environ, "OXI_HALF_IN_KERNELS": "0"}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=str(Path(__file__).parents[2]))
+    for name, chain in CHAINS.items():
+        want = _run(cpu_backend, img, chain, np.float16, half_result=True)
+        _same_values(np.load(tmp_path / f"{name}.npy"), want, f"{name} without half in kernels")

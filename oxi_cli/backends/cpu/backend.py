@@ -9,7 +9,8 @@ import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, host_limits
 from oxi_cli.backends.cpu.jit import set_threads
-from oxi_cli.backends.cpu.kernels import blur, color, half, lone, resize
+from oxi_cli.backends.cpu.kernels import blur, color, lone, resize
+from oxi_cli.backends.cpu.kernels import half as halves
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
 from oxi_cli.ops.program import compile_program
@@ -38,18 +39,11 @@ class Planes:
 
     def bits(self, channel: int) -> np.ndarray:
         """One plane as the kernels take it: flat, half as its uint16 bits."""
-        return half.bits(self.arrays[channel]).reshape(-1)
+        return halves.bits(self.arrays[channel]).reshape(-1)
 
     def rows(self, channel: int) -> np.ndarray:
         """One plane as the row kernels take it: (H, W), half as its uint16 bits."""
-        return half.bits(self.arrays[channel])
-
-
-def _converted(plane: np.ndarray, dtype: type) -> np.ndarray:
-    """A new C-contiguous copy of `plane` in `dtype` (float32 or float16), converted on every thread."""
-    out = np.empty(plane.shape, dtype)
-    half.convert(half.bits(np.ascontiguousarray(plane)).reshape(-1), half.bits(out).reshape(-1))
-    return out
+        return halves.bits(self.arrays[channel])
 
 
 def _reusable(plane: np.ndarray, dtype: type) -> bool:
@@ -92,11 +86,12 @@ class CpuBackend:
             if pixels.ndim != 3:
                 raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
             pixels = [pixels[..., c] for c in range(pixels.shape[2])]
-        dtype = np.float16 if half and all(p.dtype == np.float16 for p in pixels) else np.float32
-        return Planes([p if adopt and _reusable(p, dtype) else _converted(p, dtype) for p in pixels])
+        keep = half and halves.IN_KERNELS and all(p.dtype == np.float16 for p in pixels)
+        dtype = np.float16 if keep else np.float32
+        return Planes([p if adopt and _reusable(p, dtype) else halves.converted(p, dtype) for p in pixels])
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
-        dtype = np.float16 if half else np.float32
+        dtype = np.float16 if half and halves.IN_KERNELS else np.float32
         return Planes([np.empty((height, width), dtype) for _ in range(channels)])
 
     def download(self, handle: Planes, out: np.ndarray | None = None) -> np.ndarray:
@@ -113,7 +108,7 @@ class CpuBackend:
     def download_planes(self, handle: Planes, dtype: type = np.float32) -> list[np.ndarray]:
         """The handle's own planes where they already are `dtype`; converted copies otherwise."""
         self._here()
-        return [p if p.dtype == dtype else _converted(p, dtype) for p in handle.arrays]
+        return [p if p.dtype == dtype else halves.converted(p, dtype) for p in handle.arrays]
 
     def color_chain(self, src: Planes, dst: Planes, ops: Sequence[ColorOp], has_alpha: bool) -> None:
         self._here()

@@ -6,12 +6,31 @@ float32 and half images alike. The conversions are LLVM's fpext/fptrunc: exact f
 nearest even, overflow to +-Inf, as numpy's float16 casts (a signalling NaN comes back quiet).
 """
 
+import os
+import platform
+
 import numpy as np
-from llvmlite import ir
+from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic, overload
 
 from oxi_cli.backends.cpu.jit import kernel, prange
+
+
+def _in_hardware() -> bool:
+    """Whether this CPU converts half in an instruction: F16C on x86 (since 2012), always on 64-bit ARM.
+    Elsewhere LLVM would call a runtime helper the JIT may not find, so half stays out of the kernels
+    (OXI_HALF_IN_KERNELS=0 forces that path, to test it)."""
+    if os.environ.get("OXI_HALF_IN_KERNELS", "").strip() == "0":
+        return False
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return True
+    return machine in ("x86_64", "amd64") and bool(binding.get_host_cpu_features().get("f16c", False))
+
+
+# False: half images are widened to float32 with numpy before the kernels and narrowed after them.
+IN_KERNELS = _in_hardware()
 
 
 @intrinsic
@@ -64,3 +83,14 @@ def convert(src, dst):
 def bits(a: np.ndarray) -> np.ndarray:
     """The array a kernel takes: half arrays as their uint16 bits, float32 as is."""
     return a.view(np.uint16) if a.dtype == np.float16 else a
+
+
+def converted(plane: np.ndarray, dtype: type) -> np.ndarray:
+    """A new C-contiguous copy of `plane` in `dtype` (float32 or float16), converted on every thread."""
+    out = np.empty(plane.shape, dtype)
+    if IN_KERNELS or (plane.dtype == np.float32 and out.dtype == np.float32):
+        convert(bits(np.ascontiguousarray(plane)).reshape(-1), bits(out).reshape(-1))
+    else:
+        with np.errstate(over="ignore"):  # beyond half range becomes +-Inf, as OpenEXR converts
+            np.copyto(out, plane)
+    return out
