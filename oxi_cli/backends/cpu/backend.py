@@ -9,11 +9,12 @@ import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, host_limits
 from oxi_cli.backends.cpu.jit import set_threads
-from oxi_cli.backends.cpu.kernels import blur, color, lone, resize
+from oxi_cli.backends.cpu.kernels import blur, cdl, color, lut1d, lut3d, matrix, resize
 from oxi_cli.backends.cpu.kernels import half as halves
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
-from oxi_cli.ops.program import compile_program
+from oxi_cli.ops import program as codes
+from oxi_cli.ops.program import Program, compile_program
 
 
 class Planes:
@@ -44,6 +45,20 @@ class Planes:
     def rows(self, channel: int) -> np.ndarray:
         """One plane as the row kernels take it: (H, W), half as its uint16 bits."""
         return halves.bits(self.arrays[channel])
+
+
+def _lone_op(program: Program, r, g, b, a, ro, go, bo, ao) -> None:  # noqa: ANN001
+    """A chain of one op runs that op's own kernel (see kernels/cdl.py), not the interpreter."""
+    code, o, to, n = (int(v) for v in program.ops[0])
+    p, t = program.params[o:], program.tables[to:]
+    if code in (codes.CDL_NOCLAMP, codes.CDL_ASC):
+        cdl.cdl_planes(code == codes.CDL_ASC, r, g, b, ro, go, bo, p)
+    elif code in (codes.MATRIX_RGB, codes.MATRIX_RGBA):
+        matrix.matrix_planes(code == codes.MATRIX_RGBA, r, g, b, a, ro, go, bo, ao, p)
+    elif code == codes.LUT1D:
+        lut1d.lut1d_planes(r, g, b, ro, go, bo, p, t, n)
+    else:
+        lut3d.lut3d_planes(code == codes.LUT3D_TETRAHEDRAL, r, g, b, ro, go, bo, p, t, n)
 
 
 def _reusable(plane: np.ndarray, dtype: type) -> bool:
@@ -121,8 +136,7 @@ class CpuBackend:
         planes = (src.bits(0), src.bits(1), src.bits(2), src.bits(alpha),
                   dst.bits(0), dst.bits(1), dst.bits(2), dst.bits(alpha))
         if len(program.ops) == 1:
-            code, o, to, n = (int(v) for v in program.ops[0])
-            lone.lone_op(code, *planes, program.params[o:], program.tables[to:], n)
+            _lone_op(program, *planes)
         else:
             color.color_chain(*planes, program.ops, program.params, program.tables, program.uses_alpha)
 

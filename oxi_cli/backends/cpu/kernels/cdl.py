@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import serial
+from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
 
 LUMA_R, LUMA_G, LUMA_B = np.float32(0.2126), np.float32(0.7152), np.float32(0.0722)
 ZERO, ONE = np.float32(0.0), np.float32(1.0)
@@ -44,3 +45,16 @@ def cdl_asc(r, g, b, p, o):
     sat = p[o + 9]
     luma = LUMA_R * r + LUMA_G * g + LUMA_B * b
     return _clamp01(luma + sat * (r - luma)), _clamp01(luma + sat * (g - luma)), _clamp01(luma + sat * (b - luma))
+
+
+@kernel
+def cdl_planes(asc, r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """A lone CDL (`asc`: clamping style) over flat planes, float32 or half bits; p[0:10] as cdl_noclamp's."""
+    if asc:
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, cdl_asc(r, g, b, p, 0))
+    else:
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, cdl_noclamp(r, g, b, p, 0))

@@ -1,4 +1,10 @@
-"""The colour-chain interpreter: every colour op of a chain applied per pixel with one read and one write."""
+"""The colour-chain interpreter: every colour op of a chain applied per pixel with one read and one write.
+
+A chain of one op runs that op's own loop instead (`cdl_planes`, `matrix_planes`, `lut1d_planes`,
+`lut3d_planes` beside each op's pixel function): Numba outlines each parallel loop into a function that LLVM
+then optimises for that op alone, 1.4x (CDL) to 15x (matrix, which vectorises) faster than this loop that
+holds every op. Same per-pixel functions, so the results are bit-identical.
+"""
 
 import numpy as np
 

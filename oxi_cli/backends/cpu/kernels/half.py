@@ -14,7 +14,7 @@ from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from oxi_cli.backends.cpu.jit import kernel, prange
+from oxi_cli.backends.cpu.jit import kernel, prange, serial
 
 
 def _in_hardware() -> bool:
@@ -71,6 +71,18 @@ def _stored(like, value):  # noqa: ANN001, ANN202
     if like.dtype == types.uint16:
         return lambda like, value: _float_to_half_bits(np.float32(value))
     return lambda like, value: np.float32(value)
+
+
+@serial
+def load_rgb(r_in, g_in, b_in, i):
+    """Pixel i of three planes as float32."""
+    return as_float(r_in[i]), as_float(g_in[i]), as_float(b_in[i])
+
+
+@serial
+def store_rgb(r_out, g_out, b_out, i, rgb):
+    """Store a float32 (r, g, b) as pixel i of three planes, in each plane's type."""
+    r_out[i], g_out[i], b_out[i] = stored(r_out, rgb[0]), stored(g_out, rgb[1]), stored(b_out, rgb[2])
 
 
 @kernel

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import serial
+from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
 
 ZERO = np.float32(0.0)
 
@@ -29,3 +30,11 @@ def _channel(x, c, p, o, t, to, n):
 def lut1d(r, g, b, p, o, t, to, n):
     """p[o:o+6] = domain min RGB, index scale RGB; t[to:] holds n rows of RGB."""
     return _channel(r, 0, p, o, t, to, n), _channel(g, 1, p, o, t, to, n), _channel(b, 2, p, o, t, to, n)
+
+
+@kernel
+def lut1d_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
+    """A lone 1D LUT over flat planes, float32 or half bits; p and t as lut1d's at offset 0."""
+    for i in prange(r_in.shape[0]):
+        r, g, b = load_rgb(r_in, g_in, b_in, i)
+        store_rgb(r_out, g_out, b_out, i, lut1d(r, g, b, p, 0, t, 0, n))

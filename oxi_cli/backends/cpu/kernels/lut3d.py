@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import serial
+from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.lut1d import lut_index
 
 ONE = np.float32(1.0)
@@ -74,3 +75,16 @@ def lut3d_trilinear(r, g, b, p, o, t, to, n):
         _trilinear(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, 1),
         _trilinear(t, to, n, r0, g0, b0, r1, g1, b1, fr, fg, fb, 2),
     )
+
+
+@kernel
+def lut3d_planes(tetrahedral, r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
+    """A lone 3D LUT over flat planes, float32 or half bits; p and t as lut3d_tetrahedral's at offset 0."""
+    if tetrahedral:
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, lut3d_tetrahedral(r, g, b, p, 0, t, 0, n))
+    else:
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, lut3d_trilinear(r, g, b, p, 0, t, 0, n))

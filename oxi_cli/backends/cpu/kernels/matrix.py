@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import serial
+from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import as_float, load_rgb, store_rgb, stored
 
 ONE = np.float32(1.0)
 
@@ -26,3 +27,18 @@ def matrix_rgba(r, g, b, a, p, o):
         p[o + 8] * r + p[o + 9] * g + p[o + 10] * b + p[o + 11] * a + p[o + 18],
         p[o + 12] * r + p[o + 13] * g + p[o + 14] * b + p[o + 15] * a + p[o + 19],
     )
+
+
+@kernel
+def matrix_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
+    """A lone matrix over flat planes, float32 or half bits; alpha is read and written only when `rgba`."""
+    if rgba:
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            r, g, b, a = matrix_rgba(r, g, b, as_float(a_in[i]), p, 0)
+            store_rgb(r_out, g_out, b_out, i, (r, g, b))
+            a_out[i] = stored(a_out, a)
+    else:
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, matrix_rgb(r, g, b, p, 0))
