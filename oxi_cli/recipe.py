@@ -182,6 +182,10 @@ class Chain:
     steps: list[Any] = field(default_factory=list)
     sources: dict[int, str] = field(default_factory=dict)  # id(op) -> file it came from, for --json
 
+    def computes_anything(self) -> bool:
+        """False when every step leaves the pixels as they are at any image size (a copy, an identity CDL)."""
+        return any(isinstance(step, ResizeStep) or not all(op.is_identity() for op in step) for step in self.steps)
+
     def ops_for(self, width: int, height: int) -> list[Any]:
         """The op values for an image of this size, sizes flowing through resizes in order."""
         ops: list[Any] = []

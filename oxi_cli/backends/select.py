@@ -46,7 +46,9 @@ def open_early(argv: Sequence[str]) -> None:
     _EARLY[(resolved, index)] = _deferred(resolved, index, None)
 
 
-def get_backend(kind: str | None = "auto", device: int | None = None, threads: int | None = None) -> Backend:
+def get_backend(
+    kind: str | None = "auto", device: int | None = None, threads: int | None = None, *, needed: bool = True
+) -> Backend:
     """`auto` (or None): OXI_BACKEND if set, else a hardware GPU (discrete before integrated), else the CPU;
     software adapters (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind, software
     included, or adapter `device`. `cpu`: the Numba backend with `threads`.
@@ -54,26 +56,28 @@ def get_backend(kind: str | None = "auto", device: int | None = None, threads: i
     The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an H200,
     importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, with
     `gpu`, a missing adapter or a device that fails to open raises BackendUnavailable; with `auto` it is
-    reported on stderr and the CPU backend is used.
+    reported on stderr and the CPU backend is used. `needed=False` (nothing to compute, e.g. a copy): the CPU
+    backend then opens only if something uses it.
     """
     kind = resolve_kind(kind)
     if kind == "cpu":
         if device is not None:
             raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
-        return _deferred_cpu(threads)  # type: ignore[return-value]
+        return _deferred_cpu(threads, needed)  # type: ignore[return-value]
     early = _EARLY.pop((kind, device), None)
     if early is not None:
         if early._fallback is not None:
             early._fallback = lambda: _cpu(threads)
         return early  # type: ignore[return-value]
     if kind == "auto" and device is None and not _hardware_gpu_possible():
-        return _deferred_cpu(threads)  # type: ignore[return-value]
+        return _deferred_cpu(threads, needed)  # type: ignore[return-value]
     return _deferred(kind, device, threads)  # type: ignore[return-value]
 
 
-def _deferred_cpu(threads: int | None) -> DeferredBackend:
-    """Importing Numba (~0.2 s) then overlaps the input's decoding, which releases the GIL."""
-    return DeferredBackend(lambda: _cpu(threads), fallback=None, name="cpu")
+def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:
+    """Importing Numba (~0.2 s) then overlaps the input's decoding, which releases the GIL; a job with nothing
+    to compute never imports it."""
+    return DeferredBackend(lambda: _cpu(threads), fallback=None, name="cpu", start=needed)
 
 
 def _deferred(kind: str, device: int | None, threads: int | None) -> DeferredBackend:
@@ -99,7 +103,8 @@ def _peek(argv: Sequence[str], option: str) -> str | None:
 
 
 class DeferredBackend:
-    """A backend opened in a background thread; any attribute use waits for it, then forwards to it.
+    """A backend opened in a background thread (or, with `start=False`, on first use); any attribute use
+    waits for it, then forwards to it.
 
     `open_backend` returns the backend, or None to take `fallback`; when it raises, `fallback` (auto) is used
     after a warning, or, without one (--backend gpu or cpu), the error is raised to whoever touches it.
@@ -111,6 +116,7 @@ class DeferredBackend:
         open_backend: Callable[[], Backend | None],
         fallback: Callable[[], Backend] | None,
         name: str | None = None,
+        start: bool = True,
     ) -> None:
         self._name = name
         self._fallback = fallback
@@ -119,7 +125,10 @@ class DeferredBackend:
         self._error: BaseException | None = None
         self._done = threading.Event()
         self._lock = threading.Lock()
-        threading.Thread(target=self._open, args=(open_backend,), name="oxi-backend-open", daemon=True).start()
+        self._open_backend: Callable[[], Backend | None] | None = open_backend
+        if start:
+            self._open_backend = None
+            threading.Thread(target=self._open, args=(open_backend,), name="oxi-backend-open", daemon=True).start()
 
     def _open(self, open_backend: Callable[[], Backend | None]) -> None:
         try:
@@ -133,6 +142,9 @@ class DeferredBackend:
         """The backend in effect, waiting for the GPU to open if it has not yet."""
         with self._lock:
             if self._backend is None:
+                if self._open_backend is not None:  # not started (start=False): open here, on first use
+                    self._open(self._open_backend)
+                    self._open_backend = None
                 self._done.wait()
                 if self._error is None and self._opened is not None:
                     self._backend = self._opened

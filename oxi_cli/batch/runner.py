@@ -241,7 +241,8 @@ class Batch:
         from oxi_cli.io import set_io_threads
 
         set_io_threads(self.opts.threads)
-        self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads)
+        needed = self.chain.computes_anything()
+        self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed)
         self.backend = SerializedBackend(self.raw_backend)
         vram = None
         # Only with several jobs does the device's memory decide anything (asking waits for the GPU to open).

@@ -120,3 +120,27 @@ def test_probe_json_lists_the_cpu_backend():
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert any(d.get("name") == "cpu" or d.get("kind") == "cpu" for d in doc["devices"])
+
+
+def test_a_copy_never_loads_numba_and_a_grade_does(plate: Path, tmp_path: Path):
+    import subprocess
+    import sys
+
+    def loads_numba(out: Path, slope: str) -> bool:
+        # In a fresh interpreter; the pause lets a background import begin if anything started one.
+        script = (
+            "import sys, time\n"
+            "from oxi_cli.cli.main import app\n"
+            "try:\n"
+            f"    app(['cdl', {str(plate)!r}, {str(out)!r}, '--slope', {slope!r}, '--backend', 'cpu'])\n"
+            "except SystemExit as done:\n"
+            "    assert not done.code, done.code\n"
+            "time.sleep(0.5)\n"
+            "print('numba' in sys.modules)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().endswith("True")
+
+    assert not loads_numba(tmp_path / "copy.exr", "1")
+    assert loads_numba(tmp_path / "grade.exr", "1.2")
