@@ -34,10 +34,6 @@ class Planes:
         h, w = self.arrays[0].shape
         return h, w, len(self.arrays)
 
-    @property
-    def dtype(self) -> np.dtype:
-        return self.arrays[0].dtype
-
     def bits(self, channel: int) -> np.ndarray:
         """One plane as the kernels take it: flat, half as its uint16 bits."""
         return halves.bits(self.arrays[channel]).reshape(-1)
