@@ -45,14 +45,8 @@ fn half_bits(x: f32) -> u32 {
     return sign + ((fexp - 0x38000000u) >> 13u) + (sig >> 13u);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let j = thread_index(wid, nwg, lid);
-    let i = 2u * j;
-    if (i >= prm.count) {
-        return;
-    }
+// Elements i and i + 1 (when it exists) travel in raw[j].
+fn convert_pair(j: u32, i: u32) {
     var hi = 0u;
     if (i + 1u < prm.count) {
         hi = half_bits(vals[i + 1u]);
@@ -81,14 +75,7 @@ fn widen(h: u32) -> f32 {
     return bitcast<f32>(sign | ((lead + 103u) << 23u) | ((man << (23u - lead)) & 0x7fffffu));
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let j = thread_index(wid, nwg, lid);
-    let i = 2u * j;
-    if (i >= prm.count) {
-        return;
-    }
+fn convert_pair(j: u32, i: u32) {
     let pair = raw[j];
     vals[i] = widen(pair & 0xffffu);
     if (i + 1u < prm.count) {
@@ -96,3 +83,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 }
 $$ endif
+
+// One invocation per pair of halves (one u32 of raw).
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>) {
+    let j = thread_index(wid, nwg, lid);
+    if (2u * j < prm.count) {
+        convert_pair(j, 2u * j);
+    }
+}
