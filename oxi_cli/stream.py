@@ -482,20 +482,44 @@ def _execute_tiled(
     )
 
 
+def _band_reader(path: Path) -> Any:
+    """oxi's own chunk-parallel, GIL-free reader where the file's codec allows it, else OpenEXR's."""
+    from oxi_cli.io.exr_chunks import ExrChunkReader, layout_for
+    from oxi_cli.io.exr_stream import ExrRegionReader, header_bytes, region_blocker
+
+    blocker = region_blocker(path)
+    if blocker is not None:
+        raise UsageError(f"--strategy streaming cannot run: {blocker}")
+    reader = ExrRegionReader(path)  # checks the file whole (truncation) and reads its spec
+    layout = layout_for(reader.spec.meta.header, reader.spec.meta.pixel_types)
+    if layout is None:
+        return reader
+    reader.close()
+    return ExrChunkReader(path, layout, header_bytes(path), reader.spec)
+
+
+def _band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name: Path) -> Any:
+    """oxi's own chunk writer where the output codec allows it, else OpenEXR's legacy band writer."""
+    from oxi_cli.io.exr_chunks import ExrChunkWriter, layout_for
+    from oxi_cli.io.exr_stream import ExrBandWriter, header_prefix
+
+    layout = layout_for(header, types)
+    if layout is None:
+        return ExrBandWriter(tmp, header, types, name=name)
+    return ExrChunkWriter(tmp, header_prefix(header, types, name), layout, name=name)
+
+
 def _execute_streaming(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
     progress: Progress | None,
 ) -> Result:
     from oxi_cli.io.atomic import atomic_output
-    from oxi_cli.io.exr_stream import ExrBandWriter, ExrRegionReader, band_header, region_blocker
+    from oxi_cli.io.exr_stream import band_header
 
     if sink.format != "exr":
         raise UsageError(f"streaming writes EXR only; {sink.path} is {sink.format.upper()}: use --strategy auto")
     t0 = time.perf_counter()
-    with ExrRegionReader(source_path) as reader:
-        blocker = region_blocker(source_path)
-        if blocker is not None:
-            raise UsageError(f"--strategy streaming cannot run: {blocker}")
+    with _band_reader(source_path) as reader:
         spec = reader.spec
         chain = _chain(ops, spec, backend, out_type, "exr")
         rows, cols = _spans(chain.ops, spec, plan)
@@ -503,7 +527,7 @@ def _execute_streaming(
         header = band_header(spec.meta, out_w, out_h, sink.compression)
         try:
             with atomic_output(sink.path) as tmp:
-                writer = ExrBandWriter(tmp, header, {n: chain.types[n] for n in spec.channels}, name=sink.path)
+                writer = _band_writer(tmp, header, {n: chain.types[n] for n in spec.channels}, sink.path)
                 try:
                     busy = run_streaming(chain, reader, writer, rows, cols, progress)
                     writer.close()
