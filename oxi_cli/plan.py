@@ -32,6 +32,9 @@ BAND_TARGET_BYTES = 32 << 20
 # and bench/bench_cpu.py, 2-core box: a 4096x2160 or 4096² RGBA half file runs 6-15 % faster in one pass,
 # which reads and writes with the GIL released, an 8192² one 0-8 % faster in bands, in a quarter the memory).
 OVERLAP_MIN_BYTES = 512 << 20
+# ...but only on hosts of few cores. With 16 (bench/bench_many_core.py on the GPU box, 2026-11-23) one pass
+# decodes and encodes on every core and an 8192x4320 job ran 1.16-1.5x faster than in bands.
+OVERLAP_MAX_CORES = 4
 # Largest tile side tried; at 4096² RGBA float32 a tile is 256 MiB, past the point where GPUs run faster.
 MAX_TILE = 4096
 MIN_TILE = 16
@@ -509,7 +512,8 @@ class _Planner:
         possible and the image makes several of them."""
         job = self.job
         stored = job.spec.width * job.spec.height * job.in_bpp + job.out_size[0] * job.out_size[1] * job.out_bpp
-        if self.whole_only is not None or stored < OVERLAP_MIN_BYTES:
+        few_cores = (os.cpu_count() or 1) <= OVERLAP_MAX_CORES
+        if self.whole_only is not None or stored < OVERLAP_MIN_BYTES or not few_cores:
             return None
         banded = self.bands("streaming")
         if banded is None or banded.count < 2 or not banded.fits:

@@ -41,17 +41,23 @@ def open_early(argv: Sequence[str]) -> None:
         index = None if device is None else int(device)
     except (UsageError, ValueError):
         return
-    if resolved == "cpu" or (resolved == "auto" and index is None and not _hardware_gpu_possible()):
-        return
+    if resolved == "cpu" or (resolved == "auto" and index is None):
+        return  # auto weighs each job first (get_backend's `job`): opening a GPU it may not pick costs a core
     _EARLY[(resolved, index)] = _deferred(resolved, index, None)
 
 
 def get_backend(
-    kind: str | None = "auto", device: int | None = None, threads: int | None = None, *, needed: bool = True
+    kind: str | None = "auto",
+    device: int | None = None,
+    threads: int | None = None,
+    *,
+    needed: bool = True,
+    job: Job | None = None,
 ) -> Backend:
-    """`auto` (or None): OXI_BACKEND if set, else a hardware GPU (discrete before integrated), else the CPU;
-    software adapters (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind, software
-    included, or adapter `device`. `cpu`: the Numba backend with `threads`.
+    """`auto` (or None): OXI_BACKEND if set, else whichever of the CPU and the best hardware GPU (discrete
+    before integrated) would finish `job` sooner by the cost model (backends/cost.py; the GPU when no job is
+    given); software adapters (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind,
+    software included, or adapter `device`. `cpu`: the Numba backend with `threads`.
 
     The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an H200,
     importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, with
@@ -71,7 +77,32 @@ def get_backend(
         return early  # type: ignore[return-value]
     if kind == "auto" and device is None and not _hardware_gpu_possible():
         return _deferred_cpu(threads, needed)  # type: ignore[return-value]
+    if kind == "auto" and device is None and job is not None:
+        estimate = job.estimate(threads)
+        if estimate.faster == "cpu":
+            backend = _deferred_cpu(threads, needed)
+            backend.reason = f"auto: the CPU, {estimate.reason()}"
+            return backend  # type: ignore[return-value]
+        backend = _deferred(kind, device, threads)
+        backend.reason = f"auto: a GPU if one opens, {estimate.reason()}"
+        return backend  # type: ignore[return-value]
     return _deferred(kind, device, threads)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What `auto` weighs: the chain and the first image's size, channels and bytes per sample."""
+
+    ops: Sequence[Any]
+    width: int
+    height: int
+    channels: int
+    bytes_per_sample: int
+
+    def estimate(self, threads: int | None) -> Any:
+        from oxi_cli.backends.cost import estimate
+
+        return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads)
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:
@@ -119,6 +150,7 @@ class DeferredBackend:
         start: bool = True,
     ) -> None:
         self._name = name
+        self.reason = ""  # why this backend, when `auto` weighed the job
         self._fallback = fallback
         self._backend: Backend | None = None
         self._opened: Backend | None = None
@@ -225,7 +257,8 @@ def auto_choice(device: int | None = None, adapters: list[Any] | None = None) ->
         found = ", ".join(f"{a.name} ({a.kind})" for a in adapters) or "none"
         return Choice("cpu", None, f"no discrete or integrated GPU (adapters: {found}); Numba CPU ranks above "
                                    "software adapters")
-    return Choice("gpu", best.index, f"{best.kind} GPU {best.name} via {best.api} ranks first")
+    return Choice("gpu", best.index, f"{best.kind} GPU {best.name} via {best.api} ranks first; each job goes to "
+                                     "it or to the CPU by estimated cost (see --plan)")
 
 
 def _hardware_gpu_possible() -> bool:

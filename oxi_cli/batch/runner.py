@@ -221,10 +221,11 @@ class Batch:
             plan = job.plan
             if self.opts.json:
                 doc = {"input": str(job.item.path), "output": str(job.output), "backend": self.backend.name,
-                       **plan.to_dict()}
+                       "backend_reason": self._backend_reason(), **plan.to_dict()}
                 print(json.dumps(doc), file=self.out, flush=True)
                 continue
-            body = "\n".join([plan.summary(), f"why: {plan.reason}", *(f"note: {n}" for n in plan.notes)])
+            why = [f"why: {plan.reason}", *([f"backend: {r}"] if (r := self._backend_reason()) else [])]
+            body = "\n".join([plan.summary(), *why, *(f"note: {n}" for n in plan.notes)])
             title = f"{job.item.path.name} -> {job.output.name}: {plan.strategy} on {self.backend.name}"
             console.print(Panel(body, title=title, title_align="left", expand=False))
         return 1 if failed else 0
@@ -242,13 +243,34 @@ class Batch:
 
         set_io_threads(self.opts.threads)
         needed = self.chain.computes_anything()
-        self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed)
+        job = self._weighed_job() if needed else None
+        self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed, job=job)
         self.backend = SerializedBackend(self.raw_backend)
         vram = None
         # Only with several jobs does the device's memory decide anything (asking waits for the GPU to open).
         if self.scheduler_jobs > 1 and self.backend.name == "gpu":
             vram = int(self.backend.limits().usable_memory)
         self.scheduler = Scheduler(self.scheduler_jobs, self.budget, vram)
+
+    def _backend_reason(self) -> str:
+        # A DeferredBackend answers any attribute by opening itself: read the reason from its own __dict__.
+        return vars(self.raw_backend).get("reason", "") if self.raw_backend is not None else ""
+
+    def _weighed_job(self) -> Any:
+        """The first file's shape and chain, for `auto` to weigh the backends by (files of a batch are alike)."""
+        from oxi_cli.backends.select import Job as Shape
+        from oxi_cli.io import read_spec
+
+        first = next((j for j in self.jobs if not j.item.missing), None)
+        if first is None:
+            return None
+        try:
+            spec = read_spec(first.item.path)
+            ops = self.chain.ops_for(spec.width, spec.height)
+        except OxiError:
+            return None  # reported when the file itself is processed
+        half = all(kind == "half" for kind in spec.meta.pixel_types.values())
+        return Shape(ops, spec.width, spec.height, len(spec.channels), 2 if half else 4)
 
     def _loop(self, pending: deque[Job], running: dict[int, Job]) -> None:
         stop = False

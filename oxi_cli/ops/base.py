@@ -26,6 +26,8 @@ class ColorOp:
     """A per-pixel transform of R, G, B (alpha only when `touches_alpha`); other channels pass through."""
 
     name: ClassVar[str]
+    # Arithmetic per pixel, in float multiply-adds (a pow counts ~20): what `auto` weighs backends by.
+    flops_per_pixel: ClassVar[int] = 16
 
     def is_identity(self) -> bool:
         return False
@@ -41,6 +43,10 @@ class ColorOp:
     def table_bytes(self) -> int:
         """Device bytes of this op's table, as the widest layout a shader may use (vec4 per entry)."""
         return 0
+
+    def work(self, width: int, height: int, channels: int) -> float:
+        """Float operations this op costs on an image of that size."""
+        return float(width) * height * self.flops_per_pixel
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,10 @@ class ImageOp:
 
     def axis_step(self, axis: int, size: int) -> AxisStep:
         """The op along rows (axis 0) or columns (axis 1) of a `size`-pixel input."""
+        raise NotImplementedError
+
+    def work(self, width: int, height: int, channels: int) -> float:
+        """Float operations this op costs on an image of that size (input size; its output from out_size)."""
         raise NotImplementedError
 
     def piece(self, rows: tuple[int, ...], cols: tuple[int, ...]) -> ImageOp:

@@ -46,3 +46,6 @@ class Blur(ImageOp):
 
     def axis_step(self, axis: int, size: int) -> AxisStep:
         return AxisStep(size, size, radius=self.radius)
+
+    def work(self, width: int, height: int, channels: int) -> float:
+        return float(width) * height * channels * 2 * (2 * self.radius + 1)  # two passes of 2R + 1 taps

@@ -24,6 +24,7 @@ class Cdl(ColorOp):
     sat: float = 1.0
     style: CdlStyle = "noclamp"
     name: ClassVar[str] = "cdl"
+    flops_per_pixel: ClassVar[int] = 80  # three pows
 
     def __post_init__(self) -> None:
         for label in ("slope", "offset", "power"):

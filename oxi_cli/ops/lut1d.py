@@ -22,6 +22,7 @@ class Lut1d(ColorOp):
     domain_min: tuple[float, float, float] = (0.0, 0.0, 0.0)
     domain_max: tuple[float, float, float] = (1.0, 1.0, 1.0)
     name: ClassVar[str] = "lut1d"
+    flops_per_pixel: ClassVar[int] = 24
 
     def __post_init__(self) -> None:
         table = np.asarray(self.table, dtype=np.float32)

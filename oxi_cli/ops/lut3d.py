@@ -24,6 +24,7 @@ class Lut3d(ColorOp):
     domain_max: tuple[float, float, float] = (1.0, 1.0, 1.0)
     interp: Interp = "tetrahedral"
     name: ClassVar[str] = "lut3d"
+    flops_per_pixel: ClassVar[int] = 60  # index, corner selects, 12 table reads
 
     def __post_init__(self) -> None:
         table = np.asarray(self.table, dtype=np.float32)

@@ -57,6 +57,11 @@ class Resize(ImageOp):
             self, width=cols[4] - cols[3], height=rows[4] - rows[3], rows=tuple(rows[:4]), cols=tuple(cols[:4])
         )
 
+    def work(self, width: int, height: int, channels: int) -> float:
+        taps_y = 2 * self.support(height, self.height) + 1
+        taps_x = 2 * self.support(width, self.width) + 1
+        return float(channels) * (self.width * height * taps_x + self.width * self.height * taps_y)
+
     def sample(self) -> Resize:
         return replace(self, width=2, height=2)
 

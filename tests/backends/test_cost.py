@@ -1,0 +1,35 @@
+"""`auto` weighs a job's arithmetic, transfers and start-up on each backend, never the device's rank alone."""
+
+from __future__ import annotations
+
+from oxi_cli.backends.cost import Rates, chain_work, estimate
+from oxi_cli.ops import Blur, Cdl, Resize
+
+K8 = (8192, 4320)
+
+
+def test_a_light_colour_op_stays_on_a_many_core_cpu():
+    assert estimate([Cdl(slope=1.1)], *K8, channels=4, cores=16).faster == "cpu"
+
+
+def test_a_heavy_blur_goes_to_the_gpu():
+    assert estimate([Blur(60.0)], *K8, channels=4, cores=16).faster == "gpu"
+
+
+def test_fewer_cores_move_the_break_even_towards_the_gpu():
+    job = ([Blur(12.0)], *K8)
+    assert estimate(*job, channels=4, cores=64).faster == "cpu"
+    assert estimate(*job, channels=4, cores=2).faster == "gpu"
+
+
+def test_each_op_is_counted_at_the_size_it_sees():
+    shrink = Resize(1024, 540)
+    before = chain_work([Blur(2.0), shrink], *K8, 4)
+    after = chain_work([shrink, Blur(2.0)], *K8, 4)
+    assert after < before  # a blur after the shrink has 64x fewer pixels to cover
+
+
+def test_a_slower_link_to_the_gpu_raises_its_estimate():
+    fast = estimate([Cdl(slope=1.1)], *K8, channels=4, cores=16)
+    slow = estimate([Cdl(slope=1.1)], *K8, channels=4, cores=16, rates=Rates(gpu_transfer_bps=1e9))
+    assert slow.gpu_s > fast.gpu_s and slow.cpu_s == fast.cpu_s
