@@ -15,15 +15,15 @@ class Rates:
     (bench/bench_many_core.py, 2026-11-23): one pass, 4K and 8K RGBA half, every op.
 
     `gpu_extra_start_s`: what a GPU job costs beyond the same CPU job before any pixel is computed (opening
-    the device and building pipelines against loading Numba's cached kernels): 0.5-0.8 s there for ops whose
-    compute is a few milliseconds on either side. `gpu_transfer_bps`: bytes per second up and down (half
-    pixels through mapped staging buffers). `cpu_flops_per_core`: float operations per second one core
-    sustains in oxi's kernels (8K CDL and blur, 16 threads).
+    the device and building pipelines, against importing Numba and loading its cached kernels): 0.6-1.7 s
+    there, 1.0 typical, for ops whose compute is a few milliseconds on either side. `gpu_transfer_bps`: bytes
+    per second up and down (half pixels through mapped staging buffers). `cpu_flops_per_core`: float
+    operations per second one core sustains in oxi's kernels (8K blur σ5.25 and σ20, 16 threads).
     """
 
-    cpu_flops_per_core: float = 3e9
+    cpu_flops_per_core: float = 6e9
     gpu_flops: float = 5e12
-    gpu_extra_start_s: float = 0.6
+    gpu_extra_start_s: float = 1.0
     gpu_transfer_bps: float = 10e9
 
     def to_dict(self) -> dict[str, float]:

@@ -75,7 +75,8 @@ def get_backend(
         if early._fallback is not None:
             early._fallback = lambda: _cpu(threads)
         return early  # type: ignore[return-value]
-    if kind == "auto" and device is None and not _hardware_gpu_possible():
+    if kind == "auto" and device is None and (not needed or not _hardware_gpu_possible()):
+        # Nothing to compute (a copy): opening a GPU in the background only competes with the decoding.
         return _deferred_cpu(threads, needed)  # type: ignore[return-value]
     if kind == "auto" and device is None and job is not None:
         estimate = job.estimate(threads)

@@ -13,7 +13,7 @@ def test_a_light_colour_op_stays_on_a_many_core_cpu():
 
 
 def test_a_heavy_blur_goes_to_the_gpu():
-    assert estimate([Blur(60.0)], *K8, channels=4, cores=16).faster == "gpu"
+    assert estimate([Blur(100.0)], *K8, channels=4, cores=16).faster == "gpu"
 
 
 def test_fewer_cores_move_the_break_even_towards_the_gpu():
