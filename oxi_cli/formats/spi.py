@@ -8,7 +8,7 @@ import numpy as np
 
 from oxi_cli.errors import FormatError, OpError
 from oxi_cli.formats.rows import row_line, scan_rows
-from oxi_cli.formats.text import Line, iter_lines, parse_numbers
+from oxi_cli.formats.text import Line, iter_lines, parse_numbers, unknown_keyword
 from oxi_cli.ops import ColorOp, Lut1d, Lut3d
 from oxi_cli.ops import lut1d as lut1d_mod
 from oxi_cli.ops import lut3d as lut3d_mod
@@ -34,9 +34,8 @@ def parse_spi1d(data: bytes, path: str | Path, interp: str = "tetrahedral") -> l
         word = line.tokens[0]
         key = next((k for k in SPI1D_KEYWORDS if k.lower() == word.lower()), None)
         if key is None:
-            raise FormatError(
-                path, line.number, f"unknown keyword {word!r}; expected {', '.join(SPI1D_KEYWORDS)} or '{{'"
-            )
+            expected = f"{', '.join(SPI1D_KEYWORDS)} or '{{'"
+            raise FormatError(path, line.number, unknown_keyword(word, expected, ".spi1d"))
         count = 2 if key == "From" else 1
         header[key] = (line, parse_numbers(path, line, count, key, integer=key != "From"))
     if brace is None:
