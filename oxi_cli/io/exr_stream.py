@@ -78,11 +78,15 @@ class ExrRegionReader:
         if not 0 <= start < stop <= self.height:
             raise ProcessingError(f"rows {start}..{stop} lie outside {self.path}'s {self.height} rows")
         names = self.spec.channels
-        try:
-            raw = self._file.channels(names, scanLine1=self._y0 + start, scanLine2=self._y0 + stop - 1)
-        except Exception as e:  # OpenEXR raises OSError with its own text for damaged chunks
-            raise InputError(f"{self.path}: cannot decode rows {start}..{stop - 1} ({one_line(e)}); "
-                             "the file is corrupt: re-export or re-copy it") from None
+        error: BaseException | None = None
+        with exr.native_messages() as lines:
+            try:
+                raw = self._file.channels(names, scanLine1=self._y0 + start, scanLine2=self._y0 + stop - 1)
+            except Exception as e:  # OpenEXR raises OSError with its own text for damaged chunks
+                error = e
+        if error is not None:
+            raise InputError(f"{self.path}: cannot decode rows {start}..{stop - 1} "
+                             f"({exr.native_detail(lines, error)}); the file is corrupt: re-export or re-copy it")
         rows = stop - start
         return {
             name: np.frombuffer(data, dtype=self._dtypes[name]).reshape(rows, self.width)
@@ -125,6 +129,8 @@ def _header_end(data: bytes) -> list[tuple[bytes, bytes, int, int]] | None:
             tend = data.index(b"\0", end + 1)
             kind = data[end + 1 : tend]
             size = int.from_bytes(data[tend + 1 : tend + 5], "little", signed=True)
+            if size < 0 or len(data[tend + 1 : tend + 5]) < 4:  # cut short, or a size that would walk backwards
+                raise IndexError
             attrs.append((name, kind, tend + 5, size))
             pos = tend + 5 + size
     except (IndexError, ValueError):
