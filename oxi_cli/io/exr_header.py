@@ -10,14 +10,13 @@ from pathlib import Path
 import numpy as np
 
 from oxi_cli.errors import InputError
+from oxi_cli.io.common import check_claim
 
 MAGIC = b"\x76\x2f\x31\x01"
 _TILED, _LONG_NAMES, _NON_IMAGE, _MULTIPART = 0x200, 0x400, 0x800, 0x1000
 _KNOWN_FLAGS = _TILED | _LONG_NAMES | _NON_IMAGE | _MULTIPART
 # oxi's limit on an image side (oxi resize has the same): a header claiming more is refused, whatever the file.
 MAX_SIDE = 1 << 20
-# Decoded sizes any file may claim: too small to matter, so the ratio below never refuses a tiny image.
-FREE_DECODED_BYTES = 16 << 20
 # Worst-case decoded/compressed ratio of each codec that has one (deflate tops out at 1032:1, OpenEXR's
 # RLE at 127:2, B44A at 32:3 and PIZ's Huffman runs near 410:1), with margin. The others (DWA, HTJ2K,
 # ZSTD) can shrink a flat image almost without limit, so only a generous bound catches a lie there.
@@ -352,13 +351,7 @@ def _check_offsets(reader: _Reader, offsets: np.ndarray, required: int, start: i
 
 def _check_claims(path: Path, part: PartHeader, layout: ExrLayout) -> None:
     """The decoded pixels must fit what the file's bytes can expand to with the part's codec."""
-    if part.deep:
-        return
-    name, _, ratio = CODECS[part.compression]
-    decoded = part.decoded_bytes()
-    stored = max(0, layout.file_size - layout.table_end)
-    if decoded > max(FREE_DECODED_BYTES, ratio * stored):
-        raise InputError(
-            f"{path}: the EXR header claims {part.width}x{part.height} pixels ({decoded / 2**20:.0f} MiB decoded), "
-            f"more than its {stored} bytes of {name} data can hold; the file is corrupt: re-export or re-copy it"
-        )
+    if not part.deep:
+        name, _, ratio = CODECS[part.compression]
+        stored = max(0, layout.file_size - layout.table_end)
+        check_claim(path, "EXR", part.width, part.height, part.decoded_bytes(), stored, ratio, name)

@@ -29,8 +29,9 @@ _KINDS = (
 )
 
 
-def _what(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+def describe_mode(mode: int) -> str:
+    """'a FIFO (named pipe)', 'a character device'...: what a non-regular file is, for messages."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def _access_error(path: Path, kind: str, e: OSError) -> InputError:
@@ -56,7 +57,7 @@ def regular_file_stat(path: str | Path, kind: str) -> os.stat_result:
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{kind} path is a folder, not a file: {path}")
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{kind} path {path} is {_what(st.st_mode)}, not a regular file; give a file")
+        raise InputError(f"{kind} path {path} is {describe_mode(st.st_mode)}, not a regular file; give a file")
     return st
 
 
