@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from oxi_cli.errors import InputError, UsageError
+from oxi_cli.errors import InputError, ProcessingError, UsageError, is_machine_failure
 from oxi_cli.image import PIXEL_DTYPES, ImageMeta, from_float32, to_float32
 
 # Extension -> format name (ImageMeta.format); one name per format, several spellings per extension.
@@ -67,6 +67,9 @@ def check_readable(path: Path) -> None:
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise InputError(f"{path} is a symbolic link loop; point it at a real file") from None
+        if is_machine_failure(e):
+            failed = f"{path}: cannot access the file ({e.strerror}); the disk or the machine failed"
+            raise ProcessingError(failed) from None
         raise InputError(f"{path}: cannot access the file ({e.strerror}); check the path") from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{path} is a folder, not an image file; pass an image file")

@@ -116,6 +116,8 @@ def _open(path: Path, *, header_only: bool) -> tuple[OpenEXR.File, ExrLayout]:
         try:
             f = OpenEXR.File(str(path), separate_channels=True, header_only=header_only)
             parts = f.parts
+        except MemoryError:  # the header was checked: this is the machine, not the file
+            raise
         except Exception as e:  # the binding raises RuntimeError / ValueError with terse text
             error = e
     # A part whose pixels fail to decode is dropped (with a printed warning), not raised: count them.

@@ -65,6 +65,8 @@ class ExrRegionReader:
                 self._file = OpenEXR.InputFile(str(self.path))
                 # A truncated file is found now, before any band is decoded or written.
                 complete = bool(self._file.isComplete())
+            except MemoryError:  # the header was checked: this is the machine, not the file
+                raise
             except Exception as e:
                 error = e
         if error is not None or not complete:
@@ -82,6 +84,8 @@ class ExrRegionReader:
         with exr.native_messages() as lines:
             try:
                 raw = self._file.channels(names, scanLine1=self._y0 + start, scanLine2=self._y0 + stop - 1)
+            except MemoryError:  # the header was checked: this is the machine, not the file
+                raise
             except Exception as e:  # OpenEXR raises OSError with its own text for damaged chunks
                 error = e
         if error is not None:

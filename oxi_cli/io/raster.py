@@ -253,6 +253,8 @@ def _check_tiff_fields(path: Path, page: Any) -> None:
         )
     if page.photometric == photometric.RGB and samples < 3:
         raise _corrupt(path, "TIFF", f"an RGB image with {samples} samples per pixel")
+    if page.dtype is None:  # tifffile found no numpy type for BitsPerSample / SampleFormat
+        raise _corrupt(path, "TIFF", f"{page.bitspersample} bits per sample of format {int(page.sampleformat)}")
     if page.dtype not in (np.uint8, np.uint16, np.float16, np.float32, np.float64):
         raise InputError(f"{path}: TIFF samples of type {page.dtype} are not supported; use 8/16-bit integer or float")
 

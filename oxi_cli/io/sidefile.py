@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from oxi_cli.errors import InputError
+from oxi_cli.errors import InputError, OxiError, ProcessingError, is_machine_failure
 
 # Text LUTs: a 256³ .cube (the largest size oxi reads) is about 0.4-0.6 GB of text.
 MAX_LUT_BYTES = 1 << 30
@@ -34,7 +34,9 @@ def describe_mode(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
-def _access_error(path: Path, kind: str, e: OSError) -> InputError:
+def _access_error(path: Path, kind: str, e: OSError) -> OxiError:
+    if is_machine_failure(e):
+        return ProcessingError(f"cannot read {kind} file {path}: {e.strerror or e}; the disk or the machine failed")
     if e.errno == errno.ENOENT:
         return InputError(f"{kind} file not found: {path}")
     if e.errno == errno.ELOOP:

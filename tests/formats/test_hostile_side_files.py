@@ -120,3 +120,28 @@ def test_a_fifo_with_a_writer_is_refused_too(tmp_path: Path):
     threading.Thread(target=writer, daemon=True).start()
     assert "FIFO" in refused(load_lut, fifo)
     done.wait(5)
+
+
+@pytest.mark.parametrize("ext", [".cube", ".cc"])
+def test_running_out_of_file_descriptors_is_the_machine_not_the_file(tmp_path: Path, ext: str):
+    # A real EMFILE (no mocks): the process may open no more files. That is exit 1, not bad input (2).
+    import subprocess
+    import sys
+    import textwrap
+
+    path = write(tmp_path / f"look{ext}", "LUT_3D_SIZE 2\n" + "0 0 0\n" * 8)
+    script = textwrap.dedent(f"""
+        import os, resource
+        from oxi_cli.formats import cdl_xml, cube  # noqa: F401 - imported now: imports open files too
+        from oxi_cli.formats.registry import load_cdl, load_lut
+        from oxi_cli.io import sidefile  # noqa: F401
+        from oxi_cli.errors import OxiError
+        fds = len(os.listdir("/proc/self/fd")) - 1  # the listing itself held one
+        resource.setrlimit(resource.RLIMIT_NOFILE, (fds, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        try:
+            (load_cdl if {ext!r} == ".cc" else load_lut)({str(path)!r})
+        except OxiError as e:
+            print(e.exit_code, e)
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert res.stdout.startswith("1 ") and "the disk or the machine failed" in res.stdout, res.stdout + res.stderr
