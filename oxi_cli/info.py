@@ -176,8 +176,7 @@ def _exr_bands(
         if tiles is not None and band_rows is None:  # whole tile rows: each tile is decoded once
             rows = max(tiles.ySize, rows // tiles.ySize * tiles.ySize)
         for start in range(0, reader.height, rows):
-            band = reader.read_rows(start, min(start + rows, reader.height))
+            band = reader.read_rows(start, min(start + rows, reader.height), widen=True)  # half as float32
             for name in names:
-                # uint32 as float64: float32 would round above 2^24. half widens to float32 exactly.
-                wide = np.float64 if types[name] == "uint32" else np.float32
-                stats[name].add(band[name].astype(wide, copy=False))
+                # uint32 as float64: float32 would round above 2^24.
+                stats[name].add(band[name].astype(np.float64) if types[name] == "uint32" else band[name])

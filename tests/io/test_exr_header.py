@@ -188,3 +188,21 @@ def test_valid_files_read_as_before(tmp_path: Path):
         np.testing.assert_array_equal(image.planes[name].view(np.uint32), plane.view(np.uint32))
     assert read_spec(src).channels == ["R", "G", "B", "A"]
     assert isinstance(image, Image) and isinstance(image.meta, ImageMeta)
+
+
+@pytest.mark.parametrize("damage", ["cut", "flip"])
+def test_info_stats_on_a_damaged_exr_prints_one_line_and_no_library_line(tmp_path: Path, damage: str):
+    from tests.cli.conftest import run_oxi
+
+    smooth = {c: np.full((64, 64), 0.25 * i, np.float16) for i, c in enumerate("RGB")}
+    data = bytearray(write_exr(tmp_path / "ok.exr", smooth).read_bytes())
+    if damage == "cut":
+        data = data[: len(data) - 30]
+    else:
+        data[-20] ^= 0x40  # inside the last chunk's zip data: only decoding finds it
+    bad = tmp_path / "bad.exr"
+    bad.write_bytes(bytes(data))
+    res = run_oxi("info", "--stats", str(bad))
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [res.stderr.strip()] and res.stderr.startswith(f"oxi: error: {bad}")
+    assert "(EXR_ERR_" not in res.stderr.replace("EXR_ERR_CORRUPT_CHUNK: ", "")  # ours, not OpenEXR's raw line
