@@ -195,6 +195,11 @@ def scan_rows(
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
     if end is not None:
         buf = buf[:end]
+    # A header's size is a claim: a row takes at least 2 * ncols bytes ("0 0 0\n"), so never allocate for
+    # more rows than the bytes left can hold. The caller then finds too few rows and says so.
+    room = max(0, (buf.shape[0] - pos + 1) // (2 * ncols))
+    if room < capacity:
+        capacity, cube = room, (0, 0)  # the table cannot be complete: no need to lay it out
     out = np.empty(capacity * ncols, dtype=np.float32)
     ok, rows, line, line_start, extra, last = _scan_rows(
         buf, pos, ncols, out, integers, skip_words, *cube, stop_when_full

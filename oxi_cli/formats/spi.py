@@ -128,9 +128,10 @@ def parse_spi3d(data: bytes, path: str | Path, interp: str = "tetrahedral") -> l
             f"grid point ({r}, {g}, {b}) given twice (first at line {row_line(data, start, first_line, int(first))})",
         )
     if flat.size < n**3:
-        seen = np.zeros(n**3, dtype=bool)
-        seen[flat] = True
-        r, g, b = np.unravel_index(np.flatnonzero(~seen)[0], (n, n, n))
+        # The first index the sorted (and repeat-free) rows skip; memory in rows, never in the claimed n³.
+        given = flat[order]
+        gaps = np.flatnonzero(given != np.arange(given.size))
+        r, g, b = np.unravel_index(int(gaps[0]) if gaps.size else given.size, (n, n, n))
         raise FormatError(
             path,
             rows.last_row_line or size_line.number,

@@ -98,14 +98,25 @@ def read_side_file(path: str | Path, kind: str, max_bytes: int, *, text: bool = 
     path = Path(path)
     with open_side_file(path, kind, max_bytes) as f:
         try:
-            data = f.read(TEXT_PROBE_BYTES)
-            if text and is_binary(data):
+            head = f.read(TEXT_PROBE_BYTES)
+            if text and is_binary(head):
                 raise InputError(f"{path}: not a text {kind} file (it holds binary data); check the path")
-            data += f.read(max_bytes + 1 - len(data))
+            data = _read_rest(f, head, os.fstat(f.fileno()).st_size, max_bytes)
         except OSError as e:
             raise _access_error(path, kind, e) from None
     _check_size(path, kind, len(data), max_bytes)
     return data
+
+
+def _read_rest(f: BinaryIO, head: bytes, size: int, max_bytes: int) -> bytes:
+    """Up to max_bytes + 1 bytes in all; read(n) allocates n bytes up front, so ask for what the file holds."""
+    chunks, total = [head], len(head)
+    want = max(size - total, 0) + 1
+    while total <= max_bytes and (chunk := f.read(min(want, max_bytes + 1 - total))):
+        chunks.append(chunk)
+        total += len(chunk)
+        want = 1 << 20  # the file grew after fstat: go on in steps
+    return b"".join(chunks)
 
 
 def is_binary(head: bytes) -> bool:

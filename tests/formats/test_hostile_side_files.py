@@ -145,3 +145,29 @@ def test_running_out_of_file_descriptors_is_the_machine_not_the_file(tmp_path: P
     """)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert res.stdout.startswith("1 ") and "the disk or the machine failed" in res.stdout, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize(
+    ("ext", "text"),
+    [
+        (".cube", "LUT_3D_SIZE 256\n0 0 0\n"),
+        (".spi3d", "SPILUT 1.0\n3 3\n256 256 256\n0 0 0 0 0 0\n"),
+        (".spi1d", "Version 1\nLength 1048576\nComponents 3\n{\n0 0 0\n}\n"),
+    ],
+)
+def test_a_lut_size_the_file_cannot_hold_allocates_nothing_for_it(tmp_path: Path, ext: str, text: str):
+    import tracemalloc
+
+    from oxi_cli.errors import FormatError
+
+    lut = write(tmp_path / f"lie{ext}", text)
+    with pytest.raises(FormatError):  # warm up: Numba's compile allocates too
+        load_lut(lut)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError):
+            load_lut(lut)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"{peak} bytes allocated for a {len(text)}-byte file"
