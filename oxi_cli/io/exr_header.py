@@ -328,7 +328,9 @@ def _check_tables(reader: _Reader, layout: ExrLayout) -> None:
     pos = layout.table_start
     for part in layout.parts:
         count, required = chunk_count(part)
-        if count < required or pos + 8 * count > reader.size:
+        if count < required:
+            raise CorruptExr(f"chunkCount {count} is less than the {required} chunks its data window needs")
+        if pos + 8 * count > reader.size:
             raise CorruptExr(f"its chunk offset table ({count} entries) does not fit in the file")
         offsets = np.frombuffer(reader.bytes(pos, 8 * count), dtype="<u8")
         pos += 8 * count

@@ -206,3 +206,35 @@ def test_info_stats_on_a_damaged_exr_prints_one_line_and_no_library_line(tmp_pat
     assert res.returncode == 2
     assert res.stderr.splitlines() == [res.stderr.strip()] and res.stderr.startswith(f"oxi: error: {bad}")
     assert "(EXR_ERR_" not in res.stderr.replace("EXR_ERR_CORRUPT_CHUNK: ", "")  # ours, not OpenEXR's raw line
+
+
+def test_other_c_code_printing_to_stderr_during_reads_is_passed_on(tmp_path: Path, small: Path, capfd):
+    # Another C library writing to C's stderr while OpenEXR's lines are held back: its lines still come out.
+    import ctypes
+
+    from oxi_cli.io.native import _glibc
+
+    if not _glibc():
+        pytest.skip("C's stderr is only redirected on glibc and macOS")
+    libc = ctypes.CDLL(None)
+    libc.fputs.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    libc.fflush.argtypes = [ctypes.c_void_p]
+    c_stderr = ctypes.c_void_p.in_dll(libc, "stderr")
+    done = threading.Event()
+
+    def c_chatter() -> None:
+        for i in range(30):
+            stream = c_stderr.value  # whatever C's stderr is at this moment, as C code would see it
+            libc.fputs(f"c line {i}\n".encode(), stream)
+            libc.fflush(stream)
+            time.sleep(0.002)
+        done.set()
+
+    thread = threading.Thread(target=c_chatter)
+    thread.start()
+    while not done.is_set():
+        read_image(small)
+    thread.join()
+    read_image(small)  # the last held call to end passes on what was written meanwhile
+    # All of them; one caught writing just as a held call ended may come out after its successor.
+    assert sorted(capfd.readouterr().err.splitlines()) == sorted(f"c line {i}" for i in range(30))
