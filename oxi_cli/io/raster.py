@@ -38,6 +38,8 @@ JPEG_QUALITY = 95
 # A JPEG spends at least one bit per 8x8 block and component (a one-bit Huffman code for "no change"):
 # 4:2:0 colour decodes at most 768 bytes from 6 bits, about 1024:1; 4096 leaves room for odd subsampling.
 _JPEG_RATIO = 4096
+# Start-of-frame markers (baseline, progressive, lossless, arithmetic): they carry the image size.
+_JPEG_FRAMES = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF})
 # Names --compression accepts for TIFF -> tifffile's codec name (None = uncompressed).
 TIFF_COMPRESSIONS: dict[str, str | None] = {
     "none": None,
@@ -409,15 +411,36 @@ def _jpeg_info(path: Path) -> tuple[str, int, int]:
     import imageio.v3 as iio
 
     check_readable(path)
+    width, height = _jpeg_size(path)
+    check_claim(path, "JPEG", width, height, width * height * 3, path.stat().st_size, _JPEG_RATIO)
     try:
         mode = iio.immeta(path, plugin="pillow", extension=".jpg")["mode"]
-        height, width = iio.improps(path, plugin="pillow", extension=".jpg").shape[:2]
     except MemoryError:
         raise
     except Exception as e:
         raise InputError(f"{path}: not a valid JPEG file ({one_line(e)}); check the file or its extension") from None
-    check_claim(path, "JPEG", width, height, width * height * 3, path.stat().st_size, _JPEG_RATIO)
     return mode, width, height
+
+
+def _jpeg_size(path: Path) -> tuple[int, int]:
+    """Width and height from the frame header (SOFn), walking the markers before it; no pixel is read."""
+    with open(path, "rb") as f:
+        if f.read(2) != b"\xff\xd8":
+            raise InputError(f"{path} is not a JPEG file (no JPEG signature); check the file or its extension")
+        while len(marker := f.read(4)) == 4 and marker[0] == 0xFF:
+            kind, length = marker[1], int.from_bytes(marker[2:4], "big")
+            if kind == 0xFF or kind == 0x01 or 0xD0 <= kind <= 0xD7:  # a fill byte, or a marker with no length
+                f.seek(-3 if kind == 0xFF else -2, 1)
+                continue
+            if kind in _JPEG_FRAMES:
+                frame = f.read(5)
+                if len(frame) == 5:
+                    height, width = int.from_bytes(frame[1:3], "big"), int.from_bytes(frame[3:5], "big")
+                    if width and height:
+                        return width, height
+                break
+            f.seek(length - 2, 1)
+    raise _corrupt(path, "JPEG", "no frame header with a size")
 
 
 def read_jpeg(path: Path) -> Image:

@@ -155,3 +155,16 @@ def test_every_exr_read_asks_for_separate_channels():
     for path in source.rglob("*.py"):
         for call in re.findall(r"OpenEXR\.File\(str\([^)]*\)[^)]*\)", path.read_text()):
             assert "separate_channels=True" in call, (path, call)
+
+
+@pytest.mark.parametrize("read", READERS)
+def test_a_jpeg_claiming_more_pixels_than_its_bytes_can_hold_is_refused(tmp_path: Path, read, capfd):
+    import imageio.v3 as iio
+
+    iio.imwrite(tmp_path / "ok.jpg", np.full((16, 16, 3), 128, np.uint8), extension=".jpg")
+    data = bytearray((tmp_path / "ok.jpg").read_bytes())
+    sof = data.index(b"\xff\xc0")
+    struct.pack_into(">HH", data, sof + 5, 60000, 60000)  # height, width
+    (tmp_path / "big.jpg").write_bytes(bytes(data))
+    refused(read, tmp_path / "big.jpg", "claims 60000x60000 pixels")
+    assert capfd.readouterr().err == ""  # nor Pillow's DecompressionBombWarning
