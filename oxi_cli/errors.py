@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -51,3 +52,15 @@ class BackendUnavailable(OxiError):
     """The requested compute backend cannot be used on this machine."""
 
     exit_code = 2
+
+
+# OSError numbers that mean the machine failed (disk, memory, descriptors), not the user's input or arguments:
+# reading a file hits them through no fault of the file, so they exit 1 rather than 2.
+MACHINE_ERRNOS = frozenset(
+    {errno.EIO, errno.ENOMEM, errno.ENOSPC, errno.ENFILE, errno.EMFILE, getattr(errno, "EDQUOT", errno.ENOSPC)}
+)
+
+
+def is_machine_failure(error: OSError) -> bool:
+    """True when an OSError is the machine's fault (exit 1), False when it is about the path given (exit 2)."""
+    return error.errno in MACHINE_ERRNOS

@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from oxi_cli.errors import InputError
-
 BAND_BYTES = 64 << 20  # decoded float32 bytes per band of rows; bounds memory whatever the image size
 # Header entries shown in their own fields rather than among the attributes.
 _STRUCTURAL = {"channels", "compression", "dataWindow", "displayWindow", "tiles", "type", "pixelAspectRatio",
@@ -49,12 +47,9 @@ def describe(path: str | Path) -> dict[str, Any]:
 
 
 def _exr_parts(path: Path) -> int:
-    import OpenEXR
+    from oxi_cli.io.exr import check_layout
 
-    try:
-        return len(OpenEXR.File(str(path), header_only=True).parts)
-    except Exception:  # read_spec already opened it; a count is not worth failing over
-        return 1
+    return len(check_layout(path).parts)  # read_spec already checked the file: this only counts
 
 
 def _tiles(tiles: Any) -> dict[str, Any]:
@@ -172,31 +167,16 @@ def channel_stats(path: str | Path, band_rows: int | None = None) -> dict[str, d
 def _exr_bands(
     path: Path, names: list[str], types: dict[str, str], stats: dict[str, ChannelStats], band_rows: int | None
 ) -> None:
-    import Imath
-    import OpenEXR
+    """Fold the file's rows into `stats` band by band, through the same checked reader as streamed processing."""
+    from oxi_cli.io.exr_stream import ExrRegionReader
 
-    as_float = Imath.PixelType(Imath.PixelType.FLOAT)
-    as_uint = Imath.PixelType(Imath.PixelType.UINT)
-    floats = [n for n in names if types[n] != "uint32"]
-    uints = [n for n in names if types[n] == "uint32"]  # read as integers: float32 would round above 2^24
-    try:
-        f = OpenEXR.InputFile(str(path))
-        header = f.header()
-        window = header["dataWindow"]
-        y_first, y_last = window.min.y, window.max.y
-        width = window.max.x - window.min.x + 1
-        rows = band_rows or max(1, BAND_BYTES // max(1, width * 4 * len(names)))
-        tiles = header.get("tiles")
+    with ExrRegionReader(path) as reader:
+        rows = band_rows or max(1, BAND_BYTES // max(1, reader.width * 4 * len(names)))
+        tiles = reader.spec.meta.header.get("tiles")
         if tiles is not None and band_rows is None:  # whole tile rows: each tile is decoded once
             rows = max(tiles.ySize, rows // tiles.ySize * tiles.ySize)
-        for y in range(y_first, y_last + 1, rows):
-            y_end = min(y + rows - 1, y_last)
-            for name, buf in zip(floats, f.channels(floats, as_float, y, y_end) if floats else [], strict=True):
-                stats[name].add(np.frombuffer(buf, dtype=np.float32))
-            for name, buf in zip(uints, f.channels(uints, as_uint, y, y_end) if uints else [], strict=True):
-                stats[name].add(np.frombuffer(buf, dtype=np.uint32).astype(np.float64))
-        f.close()
-    except (OSError, RuntimeError, ValueError, TypeError) as e:
-        from oxi_cli.io.common import one_line
-
-        raise InputError(f"{path}: cannot read pixels for --stats ({one_line(e)}); the file may be truncated") from None
+        for start in range(0, reader.height, rows):
+            band = reader.read_rows(start, min(start + rows, reader.height), widen=True)  # half as float32
+            for name in names:
+                # uint32 as float64: float32 would round above 2^24.
+                stats[name].add(band[name].astype(np.float64) if types[name] == "uint32" else band[name])

@@ -8,12 +8,13 @@ from pathlib import Path
 from xml.parsers import expat
 
 from oxi_cli.errors import FormatError, InputError, OpError
-from oxi_cli.formats.text import parse_number
+from oxi_cli.formats.text import looks_like_keyword, parse_number, quote
 from oxi_cli.ops import Cdl
 
 # Real CDL files are a few KB (a big .ccc a few MB); anything larger is the wrong file or an attack.
 MAX_XML_BYTES = 32 * 1024 * 1024
 _SEPARATORS = re.compile(r"[\s,]+")
+_IDS_SHOWN = 10  # an error lists at most this many of a .ccc's ids
 
 
 @dataclass
@@ -79,7 +80,8 @@ def read_corrections(data: bytes, path: str | Path) -> list[Correction]:
     root = _parse_xml(data, path)
     nodes = root.iter("colorcorrection")
     if not nodes:
-        raise FormatError(path, root.line, f"no ColorCorrection element under <{root.tag}>; expected ASC CDL XML")
+        root_tag = f"<{root.tag}>" if looks_like_keyword(root.tag) else "the root element"
+        raise FormatError(path, root.line, f"no ColorCorrection element under {root_tag}; expected ASC CDL XML")
     out: list[Correction] = []
     first_line: dict[str, int] = {}
     for node in nodes:
@@ -88,7 +90,7 @@ def read_corrections(data: bytes, path: str | Path) -> list[Correction]:
             raise FormatError(
                 path,
                 node.line,
-                f"ColorCorrection id {cid!r} repeated (first at line {first_line[cid]}); ids must be unique",
+                f"ColorCorrection id {quote(cid)} repeated (first at line {first_line[cid]}); ids must be unique",
             )
         if cid:
             first_line[cid] = node.line
@@ -105,11 +107,18 @@ def select(corrections: list[Correction], path: str | Path, cc_id: str | None) -
             return c
     if re.fullmatch(r"[+-]?\d+", cc_id.strip()) and 0 <= int(cc_id) < len(corrections):
         return corrections[int(cc_id)]
-    ids = [c.id for c in corrections if c.id]
-    present = f"ids present: {', '.join(ids)}" if ids else "the corrections have no ids"
+    ids = [_shown_id(c.id) for c in corrections if c.id]
+    shown = ", ".join(ids[:_IDS_SHOWN]) + (f" and {len(ids) - _IDS_SHOWN} more" if len(ids) > _IDS_SHOWN else "")
+    present = f"ids present: {shown}" if ids else "the corrections have no ids"
     raise InputError(
         f"{path}: no ColorCorrection with id {cc_id!r}; {present} (or give an index 0..{len(corrections) - 1})"
     )
+
+
+def _shown_id(cid: str) -> str:
+    # Ids are shown bare, as written, when quote() would show them at all; otherwise its description.
+    shown = quote(cid)
+    return cid if shown == repr(cid) else shown
 
 
 def _correction(node: _Node, cid: str, path: str | Path) -> Correction:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from oxi_cli.errors import FormatError, OpError
 from oxi_cli.formats.rows import scan_rows
-from oxi_cli.formats.text import Line, iter_lines, looks_numeric, parse_numbers
+from oxi_cli.formats.text import Line, iter_lines, looks_numeric, parse_numbers, unknown_keyword
 from oxi_cli.ops import ColorOp, Lut1d, Lut3d
 from oxi_cli.ops import lut1d as lut1d_mod
 from oxi_cli.ops import lut3d as lut3d_mod
@@ -46,9 +46,8 @@ def parse_cube(data: bytes, path: str | Path, interp: str = "tetrahedral") -> li
             break
         key = word.upper()
         if key not in KEYWORDS:
-            raise FormatError(
-                path, line.number, f"unknown keyword {word!r}; expected one of {', '.join(KEYWORDS)} or numbers"
-            )
+            expected = f"one of {', '.join(KEYWORDS)} or numbers"
+            raise FormatError(path, line.number, unknown_keyword(word, expected, ".cube"))
         if key in header:
             raise FormatError(path, line.number, f"{key} given twice (first at line {header[key][0].number})")
         header[key] = (line, _keyword_values(path, line, key))

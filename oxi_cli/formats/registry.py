@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oxi_cli.errors import InputError, UsageError
+from oxi_cli.io.sidefile import MAX_CDL_BYTES, MAX_LUT_BYTES
 
 if TYPE_CHECKING:
     from oxi_cli.ops import Cdl, ColorOp
@@ -32,7 +33,7 @@ def load_lut(path: str | Path, interp: str = "tetrahedral") -> list[ColorOp]:
         raise InputError(
             f"{path}: unknown LUT extension {path.suffix or '(none)'!r}; supported: {', '.join(LUT_PARSERS)}"
         )
-    data = _read(path, "LUT")
+    data = _read(path, "LUT", MAX_LUT_BYTES)
     module, func = target.split(":")
     return getattr(importlib.import_module(module), func)(data, path, interp)
 
@@ -46,15 +47,10 @@ def load_cdl(path: str | Path, cc_id: str | None = None, style: str = "noclamp")
         )
     from oxi_cli.formats.cdl_xml import parse_cdl
 
-    return parse_cdl(_read(path, "CDL"), path, cc_id, style)
+    return parse_cdl(_read(path, "CDL", MAX_CDL_BYTES), path, cc_id, style)
 
 
-def _read(path: Path, kind: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{kind} file not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{kind} path is a folder, not a file: {path}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {kind} file {path}: {exc.strerror or exc}") from None
+def _read(path: Path, kind: str, max_bytes: int) -> bytes:
+    from oxi_cli.io.sidefile import read_side_file
+
+    return read_side_file(path, kind, max_bytes, text=True)

@@ -194,6 +194,11 @@ def scan_rows(
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
     if end is not None:
         buf = buf[:end]
+    # A header's size is a claim: a row takes at least 2 * ncols bytes ("0 0 0\n"), so never allocate for
+    # more rows than the bytes left can hold. The caller then finds too few rows and says so.
+    room = max(0, (buf.shape[0] - pos + 1) // (2 * ncols))
+    if room < capacity:
+        capacity, cube = room, (0, 0)  # the table cannot be complete: no need to lay it out
     out = np.empty(capacity * ncols, dtype=np.float32)
     ok, rows, line, line_start, extra, last = _scan_rows(
         buf, pos, ncols, out, integers, skip_words, *cube, stop_when_full
@@ -213,17 +218,19 @@ def scan_rows(
 
 def explain_bad_row(text: bytes, ncols: int, what: str, integers: bool) -> str:
     """Say what is wrong with a row the scanner rejected (error path only, so plain Python is fine)."""
+    from oxi_cli.formats.text import quote  # imported here: this module's import lines belong to the Numba set-up
+
     hash_at = text.find(b"#")
     toks = (text if hash_at < 0 else text[:hash_at]).split()
     kind = "integer" if integers else "number"
     for tok in toks:
-        shown = tok.decode("utf-8", errors="replace")
+        shown = quote(tok.decode("utf-8", errors="replace"))
         if NON_FINITE.fullmatch(tok):
-            return f"{what}: NaN/Inf value {shown!r} is not allowed; LUT values must be finite numbers"
+            return f"{what}: NaN/Inf value {shown} is not allowed; LUT values must be finite numbers"
         if not (INTEGER if integers else NUMBER).fullmatch(tok):
-            return f"{what}: expected {ncols} {kind}s per row, found {shown!r}"
+            return f"{what}: expected {ncols} {kind}s per row, found {shown}"
         if not fits_float32(float(tok)):
-            return f"{what}: value {shown!r} is out of range for 32-bit floats"
+            return f"{what}: value {shown} is out of range for 32-bit floats"
     return f"{what}: expected {ncols} {kind}s per row, found {len(toks)}"
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from oxi_cli.errors import FormatError, OpError
 from oxi_cli.formats.rows import row_line, scan_rows
-from oxi_cli.formats.text import Line, iter_lines, parse_numbers
+from oxi_cli.formats.text import Line, iter_lines, parse_numbers, unknown_keyword
 from oxi_cli.ops import ColorOp, Lut1d, Lut3d
 from oxi_cli.ops import lut1d as lut1d_mod
 from oxi_cli.ops import lut3d as lut3d_mod
@@ -34,9 +34,8 @@ def parse_spi1d(data: bytes, path: str | Path, interp: str = "tetrahedral") -> l
         word = line.tokens[0]
         key = next((k for k in SPI1D_KEYWORDS if k.lower() == word.lower()), None)
         if key is None:
-            raise FormatError(
-                path, line.number, f"unknown keyword {word!r}; expected {', '.join(SPI1D_KEYWORDS)} or '{{'"
-            )
+            expected = f"{', '.join(SPI1D_KEYWORDS)} or '{{'"
+            raise FormatError(path, line.number, unknown_keyword(word, expected, ".spi1d"))
         count = 2 if key == "From" else 1
         header[key] = (line, parse_numbers(path, line, count, key, integer=key != "From"))
     if brace is None:
@@ -129,9 +128,10 @@ def parse_spi3d(data: bytes, path: str | Path, interp: str = "tetrahedral") -> l
             f"grid point ({r}, {g}, {b}) given twice (first at line {row_line(data, start, first_line, int(first))})",
         )
     if flat.size < n**3:
-        seen = np.zeros(n**3, dtype=bool)
-        seen[flat] = True
-        r, g, b = np.unravel_index(np.flatnonzero(~seen)[0], (n, n, n))
+        # The first index the sorted (and repeat-free) rows skip; memory in rows, never in the claimed n³.
+        given = flat[order]
+        gaps = np.flatnonzero(given != np.arange(given.size))
+        r, g, b = np.unravel_index(int(gaps[0]) if gaps.size else given.size, (n, n, n))
         raise FormatError(
             path,
             rows.last_row_line or size_line.number,

@@ -18,6 +18,10 @@ NON_FINITE = re.compile(rb"[+-]?(?:nan|inf|infinity)(?:\(.*\))?", re.IGNORECASE)
 BOM = b"\xef\xbb\xbf"
 # Largest float32; decimal values just above it still round down to it, so compare with a small margin.
 _F32_MAX = float(np.finfo(np.float32).max) * (1 + 2.0**-25)
+# Errors quote a token from the user's file only when it is this short and printable: a file that is not a
+# LUT at all (a password file, a key) must not have its content copied into a message or a log.
+MAX_QUOTED = 40
+KEYWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,25 @@ def iter_lines(data: bytes, pos: int = 0, number: int = 1) -> Iterator[Line]:
         number += 1
 
 
+def quote(token: str) -> str:
+    """A token from the user's file, as an error may show it: quoted when short and printable, else described."""
+    if len(token) <= MAX_QUOTED and token.isprintable() and token.isascii():
+        return repr(token)
+    return f"a {len(token)}-character token" if token.isprintable() else "a token with non-printable characters"
+
+
+def looks_like_keyword(word: str) -> bool:
+    """True for a word that could be a misspelt keyword (quoted in errors); False for anything else."""
+    return len(word) <= MAX_QUOTED and KEYWORD.fullmatch(word) is not None
+
+
+def unknown_keyword(word: str, expected: str, format: str) -> str:
+    """The error for a line that starts with an unknown word: a misspelt keyword is quoted, anything else is not."""
+    if looks_like_keyword(word):
+        return f"unknown keyword {word!r}; expected {expected}"
+    return f"this line is neither a {format} keyword nor numbers; the file does not look like a {format} LUT"
+
+
 def looks_numeric(token: str) -> bool:
     """True when a token is a number, NaN or Inf: i.e. it starts a data row rather than a keyword."""
     b = token.encode("ascii", errors="replace")
@@ -66,14 +89,14 @@ def parse_number(path: str | Path, line: int, token: str, what: str, integer: bo
     """Parse one finite number (or integer) token, or raise FormatError saying what was expected."""
     b = token.encode("ascii", errors="replace")
     if NON_FINITE.fullmatch(b):
-        raise FormatError(path, line, f"{what}: NaN/Inf value {token!r} is not allowed; use finite numbers")
+        raise FormatError(path, line, f"{what}: NaN/Inf value {quote(token)} is not allowed; use finite numbers")
     pattern = INTEGER if integer else NUMBER
     kind = "an integer" if integer else "a number"
     if not pattern.fullmatch(b):
-        raise FormatError(path, line, f"{what}: expected {kind}, found {token!r}")
+        raise FormatError(path, line, f"{what}: expected {kind}, found {quote(token)}")
     value = float(token)
     if not fits_float32(value):
-        raise FormatError(path, line, f"{what}: value {token!r} is out of range for 32-bit floats")
+        raise FormatError(path, line, f"{what}: value {quote(token)} is out of range for 32-bit floats")
     return value
 
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from oxi_cli.errors import InputError, OxiError, ProcessingError, UsageError
+from oxi_cli.errors import InputError, OxiError, ProcessingError, UsageError, is_machine_failure
 from oxi_cli.image import Image
 from oxi_cli.io.atomic import atomic_output, refuse_input_overwrite
 from oxi_cli.io.common import ImageSpec, format_for, one_line
@@ -36,7 +36,7 @@ def read_image(path: str | Path) -> Image:
     try:
         return _handler(format_for(path), 0)(path)
     except OSError as e:  # the file vanished or the disk failed mid-read
-        raise InputError(f"{path}: cannot read the file ({e.strerror or e}); check the path") from None
+        raise read_error(path, e) from None
 
 
 def read_spec(path: str | Path) -> ImageSpec:
@@ -45,7 +45,15 @@ def read_spec(path: str | Path) -> ImageSpec:
     try:
         return _handler(format_for(path), 1)(path)
     except OSError as e:
-        raise InputError(f"{path}: cannot read the file ({e.strerror or e}); check the path") from None
+        raise read_error(path, e) from None
+
+
+def read_error(path: Path, error: OSError) -> OxiError:
+    """The error for an OSError while reading `path`: the disk or memory failing is not the user's input."""
+    reason = error.strerror or one_line(error)
+    if is_machine_failure(error):
+        return ProcessingError(f"{path}: cannot read the file ({reason}); the disk or the machine failed")
+    return InputError(f"{path}: cannot read the file ({reason}); check the path")
 
 
 def write_image(

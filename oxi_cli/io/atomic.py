@@ -18,7 +18,7 @@ def _same_file(a: Path, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist (yet): compare the resolved names instead
-        return a.resolve() == b.resolve()
+        return os.path.realpath(a) == os.path.realpath(b)  # realpath, unlike resolve(), survives a symlink loop
 
 
 def refuse_input_overwrite(output: Path, input_path: Path | None, in_place: bool) -> None:

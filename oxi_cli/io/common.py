@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from oxi_cli.errors import InputError, UsageError
+from oxi_cli.errors import InputError, ProcessingError, UsageError, is_machine_failure
 from oxi_cli.image import PIXEL_DTYPES, ImageMeta, from_float32, to_float32
 
 # Extension -> format name (ImageMeta.format); one name per format, several spellings per extension.
@@ -21,6 +23,8 @@ EXTENSIONS: dict[str, str] = {
     ".jpeg": "jpeg",
 }
 KNOWN_EXTENSIONS = ".exr, .png, .tif/.tiff, .jpg/.jpeg"
+# Decoded sizes any image file may claim: too small to matter, so a codec ratio never refuses a tiny image.
+FREE_DECODED_BYTES = 16 << 20
 _TYPE_OF_DTYPE = {dtype: name for name, dtype in PIXEL_DTYPES.items()}
 
 
@@ -50,19 +54,44 @@ def one_line(error: BaseException | str) -> str:
 
 
 def check_readable(path: Path) -> None:
-    """Fail with one clear line before any library sees a path that cannot be an image file."""
+    """Fail with one clear line before any library sees a path that cannot be an image file.
+
+    Only regular files (symlinks followed) go on: a FIFO would block the reader, a device never ends.
+    """
+    from oxi_cli.io.sidefile import describe_mode
+
     try:
         st = path.stat()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file; check the path") from None
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(f"{path} is a symbolic link loop; point it at a real file") from None
+        if is_machine_failure(e):
+            failed = f"{path}: cannot access the file ({e.strerror}); the disk or the machine failed"
+            raise ProcessingError(failed) from None
         raise InputError(f"{path}: cannot access the file ({e.strerror}); check the path") from None
-    if path.is_dir():
+    if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{path} is a folder, not an image file; pass an image file")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{path} is {describe_mode(st.st_mode)}, not a regular file; pass an image file")
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: permission denied; check the file's permissions")
     if st.st_size == 0:
         raise InputError(f"{path} is empty (0 bytes); re-export or re-copy it")
+
+
+def check_claim(
+    path: Path, label: str, width: int, height: int, decoded: int, stored: int, ratio: int, codec: str = ""
+) -> None:
+    """Refuse a header whose pixels (`decoded` bytes) could not come from `stored` bytes with the codec's
+    worst-case `ratio`: a lying header must not make oxi allocate what the file cannot back."""
+    if decoded > max(FREE_DECODED_BYTES, ratio * stored):
+        data = f"{stored} bytes of {codec} data" if codec else f"{stored} bytes"
+        raise InputError(
+            f"{path}: the {label} header claims {width}x{height} pixels ({decoded / 2**20:.0f} MiB decoded), "
+            f"more than its {data} can hold; the file is corrupt: re-export or re-copy it"
+        )
 
 
 def pixel_type_of(plane: np.ndarray) -> str:

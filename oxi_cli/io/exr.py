@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import os
-import struct
-import sys
-import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +13,8 @@ import OpenEXR
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import Image, ImageMeta
 from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, one_line, ordered_channels, pixel_type_of
+from oxi_cli.io.exr_header import MAGIC, ExrLayout, read_layout
+from oxi_cli.io.native import native_messages
 
 # Codec names (lowercase, as exrheader prints them) -> OpenEXR attribute; only those this build has.
 _CODEC_ATTRS = {
@@ -46,9 +41,7 @@ ALIASES = {"htj2k": "htj2k256", "no": "none", "deflate": "zip"}
 _NAME_OF = {code: name for name, code in COMPRESSIONS.items()}
 DEFAULT_COMPRESSION = "zip"
 EXR_TYPES = ("half", "float", "uint32")
-# The chlist attribute's pixel-type codes (OpenEXR PixelType: UINT, HALF, FLOAT).
-_CHLIST_TYPES = {0: "uint32", 1: "half", 2: "float"}
-MAGIC = b"\x76\x2f\x31\x01"
+_MULTIPART_FLAG = 0x1000  # bit 12 of the version field
 # Parts after the first ride along in ImageMeta.header under this key, as a list of
 # {"name", "header", "planes"} dicts; the writer puts them back untouched. Never an EXR attribute.
 EXTRA_PARTS_KEY = "oxi:extraParts"
@@ -77,68 +70,6 @@ def compression_code(name: str) -> OpenEXR.Compression:
 # --- reading ---------------------------------------------------------------------------------------
 
 
-class _NativeOutput:
-    """Holds what OpenEXR prints while any of its calls runs, so a failure reaches the user as one line.
-
-    The C core writes errors to file descriptor 2 and the binding prints warnings to sys.stdout. Both
-    are process-wide, and reads and writes may overlap in threads, so the first call in redirects,
-    the last one out restores, and each call gets back what was printed while it ran.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = 0
-        self._sink: Any = None  # temporary file that fd 2 points at
-        self._saved_fd: int | None = None
-        self._stdout: Any = None
-        self._buffer = io.StringIO()
-
-    def enter(self) -> tuple[int, int]:
-        with self._lock:
-            if self._users == 0:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                self._sink = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the last leave()
-                try:
-                    self._saved_fd = os.dup(2)
-                    os.dup2(self._sink.fileno(), 2)
-                except OSError:  # no stderr at all: nothing to hide
-                    self._saved_fd = None
-                self._stdout, self._buffer = sys.stdout, io.StringIO()
-                sys.stdout = self._buffer
-            self._users += 1
-            return os.fstat(self._sink.fileno()).st_size, self._buffer.tell()
-
-    def leave(self, start: tuple[int, int]) -> list[str]:
-        with self._lock:
-            fd = self._sink.fileno()
-            # pread: fd 2 shares this file's offset, so seeking would make later messages overwrite.
-            err = os.pread(fd, os.fstat(fd).st_size - start[0], start[0])
-            out = self._buffer.getvalue()[start[1] :]
-            self._users -= 1
-            if self._users == 0:
-                sys.stdout = self._stdout
-                if self._saved_fd is not None:
-                    os.dup2(self._saved_fd, 2)
-                    os.close(self._saved_fd)
-                self._sink.close()
-        return err.decode(errors="replace").splitlines() + out.splitlines()
-
-
-_NATIVE_OUTPUT = _NativeOutput()
-
-
-@contextlib.contextmanager
-def native_messages() -> Iterator[list[str]]:
-    """Run an OpenEXR call with its printing held back; the list fills with its lines on exit."""
-    lines: list[str] = []
-    start = _NATIVE_OUTPUT.enter()
-    try:
-        yield lines
-    finally:
-        lines.extend(_NATIVE_OUTPUT.leave(start))
-
-
 def native_detail(lines: list[str], error: BaseException | None) -> str:
     """The most specific thing OpenEXR said: its error code and text, without the file name."""
     for line in lines:
@@ -154,9 +85,6 @@ def native_detail(lines: list[str], error: BaseException | None) -> str:
     return one_line(error) if error is not None else "unknown error"
 
 
-_MULTIPART_FLAG = 0x1000  # bit 12 of the version field
-
-
 def check_magic(path: Path) -> bool:
     """Refuse anything without the EXR signature; return whether the file says it is multi-part."""
     with open(path, "rb") as f:
@@ -166,33 +94,39 @@ def check_magic(path: Path) -> bool:
     return bool(int.from_bytes(head[4:8], "little") & _MULTIPART_FLAG)
 
 
-def _open(path: Path, *, header_only: bool) -> OpenEXR.File:
-    """OpenEXR.File with every failure turned into an InputError naming the file and the cause."""
+def check_layout(path: Path) -> ExrLayout:
+    """The file's checked headers (io/exr_header.py), refusing what oxi cannot process, before OpenEXR reads it."""
     check_readable(path)
-    multipart = check_magic(path)
+    check_magic(path)
+    layout = read_layout(path)
+    for i, part in enumerate(layout.parts):
+        if part.deep:
+            raise InputError(f"{path}: part {i} holds deep data, which oxi cannot process; flatten it first")
+        for name, channel in part.channels.items():
+            _refuse_subsampled(path, name, channel.x_sampling, channel.y_sampling)
+    return layout
+
+
+def _open(path: Path, *, header_only: bool) -> tuple[OpenEXR.File, ExrLayout]:
+    """OpenEXR.File with every failure turned into an InputError naming the file and the cause."""
+    layout = check_layout(path)
     error: BaseException | None = None
-    f, parts, expected = None, [], 1
+    f, parts = None, []
     with native_messages() as lines:
         try:
             f = OpenEXR.File(str(path), separate_channels=True, header_only=header_only)
             parts = f.parts
-            if multipart and not header_only:
-                # A part whose pixels fail to decode is dropped (with a printed warning), not raised:
-                # count the parts the headers promise.
-                expected = len(OpenEXR.File(str(path), header_only=True).parts)
+        except MemoryError:  # the header was checked: this is the machine, not the file
+            raise
         except Exception as e:  # the binding raises RuntimeError / ValueError with terse text
             error = e
-    if error is not None or not parts or len(parts) < expected:
+    # A part whose pixels fail to decode is dropped (with a printed warning), not raised: count them.
+    if error is not None or len(parts) < len(layout.parts):
         own = [line for line in lines if str(path) in line] or lines  # other threads' lines may be here too
         raise InputError(
             f"{path}: the EXR file is truncated or corrupt ({native_detail(own, error)}); re-export or re-copy it"
         )
-    return f
-
-
-def _refuse_deep(path: Path, part: Any, index: int) -> None:
-    if part.type() in (OpenEXR.deepscanline, OpenEXR.deeptile):
-        raise InputError(f"{path}: part {index} holds deep data, which oxi cannot process; flatten it first")
+    return f, layout
 
 
 def _refuse_subsampled(path: Path, name: str, x: int, y: int) -> None:
@@ -201,12 +135,6 @@ def _refuse_subsampled(path: Path, name: str, x: int, y: int) -> None:
             f"{path}: channel {name} is subsampled ({x}x{y}), which oxi cannot process; "
             "convert it to full-resolution RGB first"
         )
-
-
-def _refuse_unsupported(path: Path, part: Any, index: int) -> None:
-    _refuse_deep(path, part, index)
-    for name, channel in part.channels.items():
-        _refuse_subsampled(path, name, channel.xSampling, channel.ySampling)
 
 
 def _clean_header(header: dict[str, Any]) -> dict[str, Any]:
@@ -226,10 +154,8 @@ def _window_size(header: dict[str, Any]) -> tuple[int, int]:
 
 def read(path: Path) -> Image:
     """Decode the first part's pixels; later parts are carried in meta.header[EXTRA_PARTS_KEY]."""
-    f = _open(path, header_only=False)
+    f, _ = _open(path, header_only=False)
     parts = f.parts
-    for i, part in enumerate(parts):
-        _refuse_unsupported(path, part, i)
     first = parts[0]
     header = _clean_header(first.header)
     channels = first.channels
@@ -247,49 +173,11 @@ def read(path: Path) -> Image:
     return Image(width, height, planes, _meta(header, {name: pixel_type_of(p) for name, p in planes.items()}))
 
 
-def _read_cstring(f: io.BufferedReader) -> str:
-    out = bytearray()
-    while (b := f.read(1)) not in (b"", b"\0"):
-        out += b
-    return out.decode("latin-1")
-
-
-def _channel_types(path: Path) -> dict[str, str]:
-    """Channel name -> pixel type from the first header's chlist, without decoding any pixels.
-
-    OpenEXR.File(header_only=True) lists channel names but not their types, and the legacy API that
-    does is deprecated; the chlist layout is fixed by the file-format spec, so read it directly.
-    """
-    with open(path, "rb") as f:
-        f.seek(8)  # magic number and version/flags
-        while name := _read_cstring(f):
-            kind = _read_cstring(f)
-            size = int.from_bytes(f.read(4), "little", signed=True)
-            if name != "channels" or kind != "chlist":
-                f.seek(size, os.SEEK_CUR)
-                continue
-            data = f.read(size)
-            types: dict[str, str] = {}
-            pos = 0
-            while pos < len(data) and data[pos] != 0:
-                end = data.index(b"\0", pos)
-                channel = data[pos:end].decode("latin-1")
-                # pixel type, pLinear + 3 reserved bytes, x and y sampling
-                code, _, xs, ys = struct.unpack_from("<i4sii", data, end + 1)
-                _refuse_subsampled(path, channel, xs, ys)
-                types[channel] = _CHLIST_TYPES.get(code, "float")
-                pos = end + 1 + 16
-            return types
-    raise InputError(f"{path}: the EXR header has no channel list; the file is corrupt")
-
-
 def read_spec(path: Path) -> ImageSpec:
     """Size, channels and header of the first part, reading only the header."""
-    f = _open(path, header_only=True)
-    for i, part in enumerate(f.parts):
-        _refuse_deep(path, part, i)
+    f, layout = _open(path, header_only=True)
     header = _clean_header(f.parts[0].header)
-    types = _channel_types(path)
+    types = {name: channel.type for name, channel in layout.parts[0].channels.items()}
     names = ordered_channels(list(types))
     width, height = _window_size(header)
     return ImageSpec(width, height, names, _meta(header, {name: types[name] for name in names}))
@@ -369,6 +257,10 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     header.setdefault("type", OpenEXR.scanlineimage)
     if "tiles" in header:
         header["tiles"] = _single_level(header["tiles"])
+    elif header.get("lineOrder") == OpenEXR.RANDOM_Y:
+        # Valid only for tiled files, though OpenEXR reads a scanline file that says it; a scanline output
+        # written with it is refused by OpenEXR, so write the order the pixels are stored in.
+        header["lineOrder"] = OpenEXR.INCREASING_Y
     return header
 
 

@@ -65,6 +65,8 @@ class ExrRegionReader:
                 self._file = OpenEXR.InputFile(str(self.path))
                 # A truncated file is found now, before any band is decoded or written.
                 complete = bool(self._file.isComplete())
+            except MemoryError:  # the header was checked: this is the machine, not the file
+                raise
             except Exception as e:
                 error = e
         if error is not None or not complete:
@@ -73,19 +75,43 @@ class ExrRegionReader:
                 "re-export or re-copy it"
             )
 
-    def read_rows(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        """Rows [start, stop) of every channel, each (stop - start, width) in the file's pixel type."""
+    def read_rows(self, start: int, stop: int, *, widen: bool = False) -> dict[str, np.ndarray]:
+        """Rows [start, stop) of every channel, each (stop - start, width) in the file's pixel type.
+
+        With `widen`, half channels come as float32, converted by OpenEXR while decoding (faster than numpy).
+        """
         if not 0 <= start < stop <= self.height:
             raise ProcessingError(f"rows {start}..{stop} lie outside {self.path}'s {self.height} rows")
         names = self.spec.channels
-        try:
-            raw = self._file.channels(names, scanLine1=self._y0 + start, scanLine2=self._y0 + stop - 1)
-        except Exception as e:  # OpenEXR raises OSError with its own text for damaged chunks
-            raise InputError(f"{self.path}: cannot decode rows {start}..{stop - 1} ({one_line(e)}); "
-                             "the file is corrupt: re-export or re-copy it") from None
-        rows = stop - start
+        if not widen:
+            return self._decode(names, None, self._dtypes, start, stop)
+        uints = [n for n in names if self._dtypes[n] == np.uint32]
+        floats = [n for n in names if n not in uints]
+        as_float = Imath.PixelType(Imath.PixelType.FLOAT)
+        out = self._decode(floats, as_float, dict.fromkeys(floats, np.float32), start, stop)
+        as_uint = Imath.PixelType(Imath.PixelType.UINT)
+        return {**out, **self._decode(uints, as_uint, self._dtypes, start, stop)}
+
+    def _decode(
+        self, names: list[str], pixel_type: Any, dtypes: dict[str, Any], start: int, stop: int
+    ) -> dict[str, np.ndarray]:
+        if not names:
+            return {}
+        error: BaseException | None = None
+        with exr.native_messages() as lines:
+            try:
+                rows = {"scanLine1": self._y0 + start, "scanLine2": self._y0 + stop - 1}
+                typed = (pixel_type,) if pixel_type else ()  # none given: each channel's own type
+                raw = self._file.channels(names, *typed, **rows)
+            except MemoryError:  # the header was checked: this is the machine, not the file
+                raise
+            except Exception as e:  # OpenEXR raises OSError with its own text for damaged chunks
+                error = e
+        if error is not None:
+            raise InputError(f"{self.path}: cannot decode rows {start}..{stop - 1} "
+                             f"({exr.native_detail(lines, error)}); the file is corrupt: re-export or re-copy it")
         return {
-            name: np.frombuffer(data, dtype=self._dtypes[name]).reshape(rows, self.width)
+            name: np.frombuffer(data, dtype=dtypes[name]).reshape(stop - start, self.width)
             for name, data in zip(names, raw, strict=True)
         }
 
@@ -125,6 +151,8 @@ def _header_end(data: bytes) -> list[tuple[bytes, bytes, int, int]] | None:
             tend = data.index(b"\0", end + 1)
             kind = data[end + 1 : tend]
             size = int.from_bytes(data[tend + 1 : tend + 5], "little", signed=True)
+            if size < 0 or len(data[tend + 1 : tend + 5]) < 4:  # cut short, or a size that would walk backwards
+                raise IndexError
             attrs.append((name, kind, tend + 5, size))
             pos = tend + 5 + size
     except (IndexError, ValueError):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import numpy as np
 
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image, ImageMeta
-from oxi_cli.io.common import ImageSpec, check_readable, convert_plane, one_line, pixel_type_of
+from oxi_cli.io.common import ImageSpec, check_claim, check_readable, convert_plane, one_line, pixel_type_of
 
 # Channel names by sample count; the writers look for these (R, G, B [, A] or Y [, A]).
 NAMES_BY_COUNT = {1: ["Y"], 2: ["Y", "A"], 3: ["R", "G", "B"], 4: ["R", "G", "B", "A"]}
@@ -23,10 +25,21 @@ STORABLE = {
 }
 LABEL = {"png": "PNG", "tiff": "TIFF", "jpeg": "JPEG"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_IHDR_END = 33  # signature, IHDR length and type, 13 bytes of fields, CRC
+# Bit depths the PNG specification allows for each colour type.
+_PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+PNG_MAX_SIDE = 1_000_000  # libpng's own default limit
+# Worst-case decoded/compressed ratio of zlib (deflate tops out at 1032:1), with margin.
+_ZLIB_RATIO = 1100
 # OpenCV's fast PNG settings (zlib level 1, RLE strategy, Sub filter). On a 4096x2160 RGBA render they
 # encoded 16-bit in 1.1 s vs 5.9 s at level 3 (13 s at level 6) and the file was 5 % smaller, not larger.
 PNG_ENCODING = {"level": 1, "strategy": 3, "filter": 16}  # imagecodecs.PNG.STRATEGY.RLE, PNG.FILTER.SUB
 JPEG_QUALITY = 95
+# A JPEG spends at least one bit per 8x8 block and component (a one-bit Huffman code for "no change"):
+# 4:2:0 colour decodes at most 768 bytes from 6 bits, about 1024:1; 4096 leaves room for odd subsampling.
+_JPEG_RATIO = 4096
+# Start-of-frame markers (baseline, progressive, lossless, arithmetic): they carry the image size.
+_JPEG_FRAMES = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF})
 # Names --compression accepts for TIFF -> tifffile's codec name (None = uncompressed).
 TIFF_COMPRESSIONS: dict[str, str | None] = {
     "none": None,
@@ -37,14 +50,21 @@ TIFF_COMPRESSIONS: dict[str, str | None] = {
     "lzma": "lzma",
 }
 TIFF_ALIASES = {"zip": "deflate", "adobe_deflate": "deflate", "no": "none"}
+TIFF_MAX_SIDE = 1 << 20  # oxi's limit on an image side, as for EXR
+# Worst-case decoded/compressed ratios (PackBits 128:2; LZW emits at most 4094 bytes per 12-bit code;
+# deflate 1032:1), with margin; other codecs (zstd, lzma, JPEG...) can shrink a flat image almost without limit.
+_TIFF_RATIOS = {"none": 1, "packbits": 64, "lzw": 2800, "adobe_deflate": _ZLIB_RATIO, "deflate": _ZLIB_RATIO}
+_UNBOUNDED_RATIO = 1 << 21
 DEFAULT_TIFF_COMPRESSION = "deflate"
 PREDICTED_CODECS = ("adobe_deflate", "lzw", "zstd", "lzma")
 # zlib level 1: a 4096x2160 float RGBA TIFF in 0.8 s instead of 2.7 s at the default 6, 4 % larger.
 DEFLATE_LEVEL = 1
 
-# tifffile reports damaged files by raising; its log lines would only add noise to oxi's one-line errors.
-logging.getLogger("tifffile").addHandler(logging.NullHandler())
-logging.getLogger("tifffile").propagate = False
+# tifffile reports damaged files by raising, and imagecodecs logs libpng's warnings ("PNG warning: ...");
+# their log lines would only add noise to oxi's one-line errors.
+for _name in ("tifffile", "imagecodecs"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
+    logging.getLogger(_name).propagate = False
 
 
 def _names(count: int) -> list[str]:
@@ -66,7 +86,7 @@ def _image(format: str, pixels: np.ndarray, planar: bool = False, **meta: Any) -
     return Image(width, height, planes, ImageMeta(format=format, pixel_types=types, **meta))
 
 
-def _corrupt(path: Path, label: str, error: BaseException) -> InputError:
+def _corrupt(path: Path, label: str, error: BaseException | str) -> InputError:
     detail = one_line(error)
     return InputError(f"{path}: not a valid {label} file or it is truncated ({detail}); re-export or re-copy it")
 
@@ -126,10 +146,16 @@ def read_png(path: Path) -> Image:
     import imagecodecs
 
     data = _png_bytes(path)
+    header = _png_header(path, data[:_IHDR_END], len(data))
     try:
         pixels = imagecodecs.png_decode(data)  # palettes and tRNS expand to RGB(A); 1-4 bit to uint8
+    except MemoryError:  # the header was checked: this is the machine, not the file
+        raise
     except Exception as e:
         raise _corrupt(path, "PNG", e) from None
+    if pixels.shape[:2] != (header.height, header.width):
+        got = f"{pixels.shape[1]}x{pixels.shape[0]}"
+        raise _corrupt(path, "PNG", f"decoded {got} pixels, IHDR says {header.width}x{header.height}")
     return _image("png", pixels)
 
 
@@ -137,29 +163,54 @@ def read_png_spec(path: Path) -> ImageSpec:
     """From IHDR (and tRNS, which adds an alpha channel on decode), reading no pixel data."""
     check_readable(path)
     with open(path, "rb") as f:
-        head = f.read(33)
-        if not head.startswith(PNG_SIGNATURE) or head[12:16] != b"IHDR":
+        head = f.read(_IHDR_END)
+        if not head.startswith(PNG_SIGNATURE):
             raise InputError(f"{path} is not a PNG file (no PNG signature); check the file or its extension")
-        width, height, depth, color = struct.unpack(">IIBB", head[16:26])
-        transparency = False
-        f.seek(33)
-        while chunk := f.read(8):
-            if len(chunk) < 8:
-                break
-            size, kind = struct.unpack(">I4s", chunk)
-            if kind in (b"IDAT", b"IEND"):
-                break
-            transparency |= kind == b"tRNS"
-            f.seek(size + 4, 1)  # data and CRC
-    samples = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}.get(color)
-    if samples is None:
-        raise InputError(f"{path}: PNG colour type {color} is invalid; the file is corrupt")
-    if transparency and samples in (1, 3):
-        samples += 1
-    kind = "uint16" if depth == 16 else "uint8"
+        header = _png_header(path, head, os.fstat(f.fileno()).st_size)
+        transparency = _png_has_trns(f)
+    samples = header.channels + (1 if transparency and header.channels in (1, 3) else 0)
+    kind = "uint16" if header.depth == 16 else "uint8"
     names = _names(samples)
     meta = ImageMeta(format="png", pixel_types=dict.fromkeys(names, kind))
-    return ImageSpec(width, height, names, meta)
+    return ImageSpec(header.width, header.height, names, meta)
+
+
+def _png_has_trns(f: Any) -> bool:
+    """Whether a tRNS chunk comes before the pixel data; `f` is just past IHDR."""
+    while len(chunk := f.read(8)) == 8:
+        size, kind = struct.unpack(">I4s", chunk)
+        if kind in (b"IDAT", b"IEND"):
+            return False
+        if kind == b"tRNS":
+            return True
+        f.seek(size + 4, 1)  # data and CRC
+    return False
+
+
+@dataclass
+class _PngHeader:
+    width: int
+    height: int
+    depth: int
+    samples: int  # as stored: a palette index is 1
+    channels: int  # as decoded: a palette expands to RGB
+
+
+def _png_header(path: Path, head: bytes, file_size: int) -> _PngHeader:
+    """IHDR checked against the PNG specification, and the pixels it claims against what the file can hold."""
+    if len(head) < _IHDR_END or head[8:16] != b"\x00\x00\x00\x0dIHDR":
+        raise _corrupt(path, "PNG", "no complete IHDR chunk")
+    width, height, depth, color, compression, filtering, interlace = struct.unpack(">IIBBBBB", head[16:29])
+    if color not in _PNG_DEPTHS or depth not in _PNG_DEPTHS[color]:
+        raise _corrupt(path, "PNG", f"bit depth {depth} with colour type {color} is invalid")
+    if compression or filtering or interlace > 1:
+        raise _corrupt(path, "PNG", "unknown compression, filter or interlace method")
+    if not (1 <= width <= PNG_MAX_SIDE and 1 <= height <= PNG_MAX_SIDE):
+        raise _corrupt(path, "PNG", f"IHDR says {width}x{height}; sides must be 1..{PNG_MAX_SIDE}")
+    samples = 1 if color == 3 else {0: 1, 2: 3, 4: 2, 6: 4}[color]
+    raw = height * (1 + -(-width * samples * depth // 8))  # zlib's output: one filter byte per row
+    check_claim(path, "PNG", width, height, raw, file_size, _ZLIB_RATIO)
+    return _PngHeader(width, height, depth, samples, 3 if color == 3 else samples)
 
 
 def write_png(image: Image, path: Path, compression: str | None = None) -> None:
@@ -174,17 +225,55 @@ def write_png(image: Image, path: Path, compression: str | None = None) -> None:
 
 
 def _tiff_page(tif: Any, path: Path) -> Any:
+    """The first page, its header checked: sizes, samples, codec, and data that lies inside the file."""
+    if not len(tif.pages):
+        raise _corrupt(path, "TIFF", "no image: the first directory lies outside the file")
+    try:
+        page = tif.pages.first
+        # Touch every field the checks use now: tifffile parses lazily, and its errors are Python's own.
+        _ = (page.imagewidth, page.imagelength, page.samplesperpixel, page.compression, page.photometric)
+        _ = (page.dtype, page.shape, page.dataoffsets, page.databytecounts)
+    except Exception as e:  # IndexError, KeyError, ValueError... from a damaged header: all bad input
+        raise _corrupt(path, "TIFF", _tiff_detail(e)) from None
+    _check_tiff_fields(path, page)
+    _check_tiff_data(path, page, tif.filehandle.size)
+    return page
+
+
+def _check_tiff_fields(path: Path, page: Any) -> None:
     import tifffile
 
-    page = tif.pages.first
+    width, height, samples, codec = page.imagewidth, page.imagelength, page.samplesperpixel, page.compression
+    if not (1 <= width <= TIFF_MAX_SIDE and 1 <= height <= TIFF_MAX_SIDE) or samples < 1:
+        raise _corrupt(path, "TIFF", f"the header says {width}x{height} pixels of {samples} samples")
+    if not isinstance(codec, tifffile.COMPRESSION) or codec not in tifffile.TIFF.DECOMPRESSORS:
+        raise InputError(f"{path}: TIFF compression {int(codec)} is not supported; save it with deflate, LZW or none")
     photometric = tifffile.PHOTOMETRIC
     if page.photometric not in (photometric.MINISBLACK, photometric.RGB):
         raise InputError(
-            f"{path}: TIFF photometric {page.photometric.name} is not supported; save it as RGB or grayscale"
+            f"{path}: TIFF photometric {_enum_name(page.photometric)} is not supported; save it as RGB or grayscale"
         )
+    if page.photometric == photometric.RGB and samples < 3:
+        raise _corrupt(path, "TIFF", f"an RGB image with {samples} samples per pixel")
+    if page.dtype is None:  # tifffile found no numpy type for BitsPerSample / SampleFormat
+        raise _corrupt(path, "TIFF", f"{page.bitspersample} bits per sample of format {int(page.sampleformat)}")
     if page.dtype not in (np.uint8, np.uint16, np.float16, np.float32, np.float64):
         raise InputError(f"{path}: TIFF samples of type {page.dtype} are not supported; use 8/16-bit integer or float")
-    return page
+
+
+def _check_tiff_data(path: Path, page: Any, size: int) -> None:
+    """Strips or tiles inside the file, and no more pixels than their bytes can decode to."""
+    offsets, counts = page.dataoffsets, page.databytecounts
+    if len(offsets) != len(counts) or any(o + c > size for o, c in zip(offsets, counts, strict=True)):
+        raise _corrupt(path, "TIFF", "its image data runs past the end of the file")
+    name = page.compression.name.lower()
+    decoded = int(np.prod(page.shape, dtype=np.int64)) * np.dtype(page.dtype).itemsize
+    ratio = _TIFF_RATIOS.get(name, _UNBOUNDED_RATIO)
+    check_claim(path, "TIFF", page.imagewidth, page.imagelength, decoded, sum(counts), ratio, name)
+
+
+def _enum_name(value: Any) -> str:
+    return getattr(value, "name", str(value))
 
 
 def _tiff_compression_name(page: Any) -> str:
@@ -206,6 +295,20 @@ def _tiff_header(page: Any) -> dict[str, Any]:
     return header
 
 
+def _tiff_header_of(path: Path, page: Any) -> dict[str, Any]:
+    try:
+        return _tiff_header(page)
+    except Exception as e:  # a damaged tag (resolution, extra samples, ICC profile)
+        raise _corrupt(path, "TIFF", _tiff_detail(e)) from None
+
+
+def _tiff_detail(error: BaseException) -> str:
+    """tifffile's own words for what it found; Python's (IndexError: 0...) say nothing to a user."""
+    import tifffile
+
+    return one_line(error) if isinstance(error, tifffile.TiffFileError) else "its header is damaged"
+
+
 def _open_tiff(path: Path) -> Any:
     import tifffile
 
@@ -217,7 +320,7 @@ def _open_tiff(path: Path) -> Any:
             raise InputError(
                 f"{path} is not a TIFF file (no TIFF signature); check the file or its extension"
             ) from None
-        raise _corrupt(path, "TIFF", e) from None
+        raise _corrupt(path, "TIFF", _tiff_detail(e)) from None
 
 
 def read_tiff(path: Path) -> Image:
@@ -226,14 +329,19 @@ def read_tiff(path: Path) -> Image:
 
     with _open_tiff(path) as tif:
         page = _tiff_page(tif, path)
+        header = _tiff_header_of(path, page)
         try:
             pixels = page.asarray()
+        except MemoryError:
+            raise
         except Exception as e:
-            raise _corrupt(path, "TIFF", e) from None
+            raise _corrupt(path, "TIFF", _tiff_detail(e) if not isinstance(e, OSError) else e) from None
+        if pixels.shape != page.shape or pixels.ndim not in (2, 3):
+            raise _corrupt(path, "TIFF", f"decoded an array of shape {pixels.shape}, not {page.shape}")
         if pixels.dtype == np.float64:
             pixels = pixels.astype(np.float32)
         planar = page.samplesperpixel > 1 and int(page.planarconfig) == tifffile.PLANARCONFIG.SEPARATE
-        return _image("tiff", pixels, planar, compression=_tiff_compression_name(page), header=_tiff_header(page))
+        return _image("tiff", pixels, planar, compression=_tiff_compression_name(page), header=header)
 
 
 def read_tiff_spec(path: Path) -> ImageSpec:
@@ -245,7 +353,7 @@ def read_tiff_spec(path: Path) -> ImageSpec:
             format="tiff",
             pixel_types=dict.fromkeys(names, kind),
             compression=_tiff_compression_name(page),
-            header=_tiff_header(page),
+            header=_tiff_header_of(path, page),
         )
         return ImageSpec(page.imagewidth, page.imagelength, names, meta)
 
@@ -298,35 +406,60 @@ def write_tiff(image: Image, path: Path, compression: str | None = None) -> None
 # --- JPEG --------------------------------------------------------------------------------------------
 
 
-def _jpeg_mode(path: Path) -> str:
+def _jpeg_info(path: Path) -> tuple[str, int, int]:
+    """Mode, width and height from the JPEG header, the size checked against what the file can hold."""
     import imageio.v3 as iio
 
     check_readable(path)
+    width, height = _jpeg_size(path)
+    check_claim(path, "JPEG", width, height, width * height * 3, path.stat().st_size, _JPEG_RATIO)
     try:
-        return iio.immeta(path, plugin="pillow", extension=".jpg")["mode"]
+        mode = iio.immeta(path, plugin="pillow", extension=".jpg")["mode"]
+    except MemoryError:
+        raise
     except Exception as e:
         raise InputError(f"{path}: not a valid JPEG file ({one_line(e)}); check the file or its extension") from None
+    return mode, width, height
+
+
+def _jpeg_size(path: Path) -> tuple[int, int]:
+    """Width and height from the frame header (SOFn), walking the markers before it; no pixel is read."""
+    with open(path, "rb") as f:
+        if f.read(2) != b"\xff\xd8":
+            raise InputError(f"{path} is not a JPEG file (no JPEG signature); check the file or its extension")
+        while len(marker := f.read(4)) == 4 and marker[0] == 0xFF:
+            kind, length = marker[1], int.from_bytes(marker[2:4], "big")
+            if kind == 0xFF or kind == 0x01 or 0xD0 <= kind <= 0xD7:  # a fill byte, or a marker with no length
+                f.seek(-3 if kind == 0xFF else -2, 1)
+                continue
+            if kind in _JPEG_FRAMES:
+                frame = f.read(5)
+                if len(frame) == 5:
+                    height, width = int.from_bytes(frame[1:3], "big"), int.from_bytes(frame[3:5], "big")
+                    if width and height:
+                        return width, height
+                break
+            f.seek(length - 2, 1)
+    raise _corrupt(path, "JPEG", "no frame header with a size")
 
 
 def read_jpeg(path: Path) -> Image:
     """8-bit gray or RGB; CMYK and other modes convert to RGB."""
     import imageio.v3 as iio
 
-    mode = _jpeg_mode(path)
+    mode, _, _ = _jpeg_info(path)
     try:
         pixels = iio.imread(path, plugin="pillow", extension=".jpg", mode=None if mode in ("L", "RGB") else "RGB")
+    except MemoryError:
+        raise
     except Exception as e:
         raise _corrupt(path, "JPEG", e) from None
     return _image("jpeg", pixels)
 
 
 def read_jpeg_spec(path: Path) -> ImageSpec:
-    import imageio.v3 as iio
-
-    mode = _jpeg_mode(path)
-    props = iio.improps(path, plugin="pillow", extension=".jpg")
+    mode, width, height = _jpeg_info(path)
     names = _names(1 if mode == "L" else 3)
-    height, width = props.shape[:2]
     return ImageSpec(width, height, names, ImageMeta(format="jpeg", pixel_types=dict.fromkeys(names, "uint8")))
 
 

@@ -70,7 +70,7 @@ def test_a_truncated_exr_is_reported_without_library_noise(tmp_path: Path, big_e
     cut = tmp_path / "cut.exr"
     cut.write_bytes(data[: int(len(data) * keep)])
     message = error_of(read_image, cut)
-    assert "the EXR file is truncated or corrupt (EXR_ERR_" in message and "re-copy it" in message
+    assert "the EXR file is truncated or corrupt (" in message and "re-copy it" in message
     assert capfd.readouterr() == ("", "")  # OpenEXR's own stderr/stdout lines were held back
 
 
@@ -112,7 +112,7 @@ def test_overlapping_reads_in_threads_hold_back_noise_and_restore_the_streams(tm
         try:
             return f"{read_image(path).width}"
         except InputError as e:
-            return "truncated" if "truncated or corrupt (EXR_ERR_" in str(e) else str(e)
+            return "truncated" if "truncated or corrupt (" in str(e) else str(e)
 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(attempt, [big_exr, cut] * 6))
