@@ -212,33 +212,26 @@ def job_command(func: Callable[..., None]) -> Callable[..., None]:
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"oxi: error: {message}", err=True)
+    from oxi_cli.cli.failures import print_error
+
+    print_error(message)
     return typer.Exit(code)
 
 
 @contextlib.contextmanager
 def reporting(debug: bool) -> Iterator[None]:
-    """Turn every failure into one stderr line and an exit code; --debug re-raises with the traceback."""
+    """Turn every failure into one stderr line and its exit code (cli/failures.py decides both by cause);
+    --debug re-raises with the traceback. A closed stdout passes through: the entry point ends quietly."""
+    from oxi_cli.cli.failures import exit_code_for, message_for
+
     try:
         yield
-    except typer.Exit:
+    except (typer.Exit, BrokenPipeError):
         raise
-    except OxiError as e:
+    except (OxiError, KeyboardInterrupt, MemoryError, Exception) as e:
         if debug:
             raise
-        raise _fail(str(e), e.exit_code) from None
-    except KeyboardInterrupt:
-        if debug:
-            raise
-        raise _fail("interrupted; no partial output was left behind", 130) from None
-    except MemoryError:
-        if debug:
-            raise
-        raise _fail("out of memory; try a smaller --threads or a machine with more RAM", 1) from None
-    except Exception as e:  # a bug or an unexpected library failure: still one line
-        if debug:
-            raise
-        raise _fail(f"{type(e).__name__}: {e} (rerun with --debug for the traceback)", 1) from None
+        raise _fail(message_for(e), exit_code_for(e)) from None
 
 
 def split_in_out(paths: Sequence[str], opts: BatchOptions) -> list[str]:

@@ -69,12 +69,22 @@ def info(
             typer.echo(f"oxi: error: {_message(doc)}", err=True)
             continue
         if console is None:
-            from rich.console import Console
-
-            console = Console(highlight=False)
+            console = _console()
         _print(console, doc)
     if code:
         raise typer.Exit(code)
+
+
+def _console() -> Any:
+    """A rich console whose closed stdout (`oxi info ... | head`) ends oxi quietly through the entry point
+    (rich's own handling exits 1)."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(32, "stdout closed")
+
+    return PipeConsole(highlight=False)
 
 
 def _message(doc: dict[str, Any]) -> str:
