@@ -41,8 +41,14 @@ def cdl(
     """Apply an ASC CDL (slope, offset, power, saturation), with the maths of OpenColorIO."""
 
     def build() -> object:
+        from oxi_cli.errors import UsageError
         from oxi_cli.recipe import build_cdl
 
+        if cdl_file is None and all(v is None for v in (slope, offset, power, sat)):
+            raise UsageError(
+                "cdl needs --cdl FILE or at least one of --slope, --offset, --power, --sat "
+                "(to copy or re-encode a file, use `oxi run IN OUT`)"
+            )
         op = build_cdl(file=cdl_file, cc_id=cc_id, style=style, slope=slope, offset=offset, power=power, sat=sat)
         return chain_of([op], cdl_file)
 

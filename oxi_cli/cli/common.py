@@ -239,25 +239,93 @@ def split_in_out(paths: Sequence[str], opts: BatchOptions) -> list[str]:
     from oxi_cli.errors import UsageError
 
     if opts.output is not None:
-        return list(paths)
-    if len(paths) == 2:
-        opts.output = paths[1]
-        return [paths[0]]
-    if len(paths) < 2:
+        inputs = list(paths)
+    elif len(paths) == 2:
+        opts.output, inputs = paths[1], [paths[0]]
+    elif len(paths) < 2:
         raise UsageError("give an output: `IN OUT` for one file, or -o/--output FOLDER for several inputs")
-    raise UsageError(f"{len(paths)} paths given without -o: name the output folder with -o/--output (e.g. -o out/)")
+    else:
+        raise UsageError(f"{len(paths)} paths given without -o: name the output folder with -o/--output (e.g. -o out/)")
+    refuse_file_output(inputs, opts.output, opts.name)
+    return inputs
+
+
+def refuse_file_output(inputs: Sequence[str], output: str, name: str | None) -> None:
+    """An output that names one image file where the inputs need a folder: say which input (or --name)
+    asks for the folder, rather than that 'several inputs' were given."""
+    import os
+
+    from oxi_cli.batch.frames import find_pattern
+    from oxi_cli.batch.inputs import image_extensions
+    from oxi_cli.errors import UsageError
+
+    out = Path(output)
+    if output.endswith(("/", os.sep)) or out.is_dir() or (not out.is_file() and find_pattern(output)):
+        return
+    if not (out.is_file() or out.suffix.lower() in image_extensions()):
+        return
+    if name is not None:
+        raise UsageError(f"--name names files inside an output folder: give -o FOLDER (e.g. -o out/), not {output}")
+    for arg in inputs:
+        kind = _input_kind(arg)
+        if kind:
+            raise UsageError(
+                f"{arg} is {kind}: give -o FOLDER (e.g. -o out/) or a sequence pattern (out.####.exr), not {output}"
+            )
+
+
+def _input_kind(arg: str) -> str | None:
+    """What makes one command-line input several files, or None for a plain file."""
+    from oxi_cli.batch.frames import find_pattern
+
+    path = Path(arg)
+    if path.is_file():
+        return None
+    if find_pattern(arg) is not None:
+        return "a frame sequence"
+    if path.is_dir():
+        return "a folder of inputs"
+    if any(c in arg for c in "*?["):
+        return "a glob matching several inputs"
+    return None
 
 
 def run_chain(paths: Sequence[str], opts: BatchOptions, build: Callable[[], Any]) -> None:
-    """Build the chain (checking every option first), then run the batch; exits with its status."""
+    """Check every option and build the chain first, then run the batch; exits with its status."""
     with reporting(opts.debug):
+        opts.check()
         chain = build()
         inputs = split_in_out(paths, opts)
+        check_device(opts, chain)
         from oxi_cli.batch.runner import run_batch
 
         code = run_batch(inputs, chain, opts)
     if code:
         raise typer.Exit(code)
+
+
+def check_device(opts: BatchOptions, chain: Any) -> None:
+    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
+    copy never opens the device, which is where the index is checked otherwise)."""
+    from oxi_cli.backends.select import resolve_kind
+    from oxi_cli.errors import BackendUnavailable, UsageError
+
+    kind = resolve_kind(opts.backend)
+    if kind == "cpu" and opts.device is not None:
+        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
+        return
+    try:
+        from oxi_cli.backends.gpu.device import list_adapters
+
+        adapters = list_adapters()
+    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
+        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
+    if opts.device is not None and opts.device >= len(adapters):
+        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
+        raise UsageError(f"--device {opts.device}: this machine has {found}; see `oxi probe`")
+    if not adapters:
+        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
 
 
 def chain_of(ops: list[Any], source: Path | None = None) -> Any:
