@@ -19,7 +19,7 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "cdl": ("id", "style", "slope", "offset", "power", "sat"),
     "lut3d": ("interp",),
     "matrix": ("offset",),
-    "resize": ("filter",),
+    "resize": ("filter", "fit", "force"),
     "blur": ("sigma", "radius"),
 }
 # Recipe settings: table -> keys; each key has the command-line option of the same name (underscores
@@ -149,50 +149,49 @@ def build_blur(sigma: Any = None, radius: Any = None, label: str = "--") -> Any:
 
 @dataclass(frozen=True)
 class ResizeStep:
-    """A resize whose pixel size may depend on the image it meets (one side given, or a scale)."""
+    """A resize whose pixel size may depend on the image it meets (one side given, a scale, or a box to fit).
 
-    width: int | None = None
-    height: int | None = None
-    scale: float | None = None
+    `size` is the one syntax of ops/resize.py; `fit` places a WxH box's picture; `force` lifts the
+    8x / 32768-pixel guard; `hint` is how this step's author asks for force (the message says it).
+    """
+
+    size: Any  # ops.resize.SizeSpec
     filter: str = "lanczos3"
+    fit: str = "fit"
+    force: bool = False
+    hint: str = "--force"
 
     def __post_init__(self) -> None:
-        from oxi_cli.ops.resize import FILTER_RADIUS
+        from oxi_cli.ops.resize import FILTER_RADIUS, MAX_SIDE, check_fit
 
         if self.filter not in FILTER_RADIUS:
-            raise UsageError(f"unknown resize filter {self.filter!r}; choose one of {', '.join(FILTER_RADIUS)}")
-        given = [v for v in (self.width, self.height, self.scale) if v is not None]
-        if not given or (self.scale is not None and len(given) > 1):
-            raise UsageError("resize needs a size (WxH, one side) or a scale")
-        if self.scale is not None and not (math.isfinite(self.scale) and self.scale > 0):
-            raise UsageError(f"resize scale must be a positive number, got {self.scale}")
-        for side in (self.width, self.height):
-            if side is not None and side < 1:
-                raise UsageError(f"resize sides must be at least 1 pixel, got {side}")
+            raise UsageError(f"unknown resize filter {shown(self.filter)}; choose one of {', '.join(FILTER_RADIUS)}")
+        check_fit(self.fit)
+        biggest = max(self.size.width, self.size.height)
+        if biggest > MAX_SIDE and not self.force:
+            raise UsageError(f"resize to {self.size.describe()}: over {MAX_SIDE} pixels a side needs {self.hint}")
 
     def resolve(self, width: int, height: int) -> list[Any]:
         from oxi_cli.ops import Resize
+        from oxi_cli.ops.resize import check_growth, resolved_size
 
-        w, h = Resize.resolve_size(width, height, self.width, self.height, self.scale)
+        w, h = resolved_size(self.size, width, height, self.fit)
+        check_growth((width, height), (w, h), self.force, self.hint)
         return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
 
 
-def parse_resize(value: Any, filter: str = "lanczos3", label: str = "--resize") -> ResizeStep:
-    """'1920x1080'; '1920x0' or '0x1080' (the other side keeps the aspect, as oiiotool); '50%' or 0.5."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return ResizeStep(scale=float(value), filter=filter)
-    text = str(value).strip()
-    m = re.fullmatch(r"(\d+)\s*[xX]\s*(\d+)", text)
-    if m:
-        w, h = int(m.group(1)), int(m.group(2))
-        if w == 0 and h == 0:
-            raise UsageError(f"{label} {text}: give at least one side")
-        return ResizeStep(width=w or None, height=h or None, filter=filter)
-    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*(%?)", text)
-    if m:
-        scale = float(m.group(1)) / (100.0 if m.group(2) else 1.0)
-        return ResizeStep(scale=scale, filter=filter)
-    raise UsageError(f"{label} takes WxH (1920x1080), one side (1920x0), or a scale (0.5 or 50%), got {text!r}")
+def parse_resize(
+    value: Any, filter: str = "lanczos3", label: str = "--resize", *, fit: Any = "fit", force: Any = False,
+    hint: str = "--force",
+) -> ResizeStep:
+    """`--resize` / `resize = ...`: the one size syntax of ops/resize.py (1920x1080, 1920x0, 0x1080, 50%)."""
+    from oxi_cli.ops.resize import check_fit, parse_size
+
+    check_fit(str(fit), "fit")
+    if not isinstance(force, bool) and str(force).lower() not in ("0", "1", "true", "false"):
+        raise UsageError(f"{label} force takes true or false, got {shown(force)}")
+    forced = force if isinstance(force, bool) else str(force).lower() in ("1", "true")
+    return ResizeStep(parse_size(value, label), filter, str(fit), forced, hint)
 
 
 # --- chains --------------------------------------------------------------------------------------
@@ -253,12 +252,13 @@ class Chain:
                 self.sources[id(op)] = str(source)
 
 
-def compile_chain(specs: Sequence[OpSpec]) -> Chain:
-    """Check every step and load its files once, before any image is touched."""
+def compile_chain(specs: Sequence[OpSpec], force: bool = False) -> Chain:
+    """Check every step and load its files once, before any image is touched; `force` (oxi run --force)
+    lets every resize go past the upscale guard."""
     chain = Chain()
     for spec in specs:
         try:
-            _compile_one(chain, spec)
+            _compile_one(chain, spec, force)
         except FormatError:
             raise
         except OxiError as e:
@@ -267,7 +267,7 @@ def compile_chain(specs: Sequence[OpSpec]) -> Chain:
     return chain
 
 
-def _compile_one(chain: Chain, spec: OpSpec) -> None:
+def _compile_one(chain: Chain, spec: OpSpec, force: bool = False) -> None:
     params = dict(spec.params)
     value = spec.value
     if spec.kind in ("cdl", "blur") and isinstance(value, Mapping):
@@ -304,8 +304,11 @@ def _compile_one(chain: Chain, spec: OpSpec) -> None:
         chain.add_ops([build_matrix(value, params.get("offset"), label)])
     elif spec.kind == "resize":
         if value is None:
-            raise UsageError("resize needs a size such as 1920x1080 or a scale such as 0.5")
-        chain.steps.append(parse_resize(value, str(params.get("filter", "lanczos3")), spec.where))
+            raise UsageError("resize needs a size such as 1920x1080, 1920x0 or 50%")
+        hint = "force = true in this [[op]]" if spec.base is not None else "--force (or --resize:force=1)"
+        label = "resize" if spec.base is not None else spec.where
+        chain.steps.append(parse_resize(value, str(params.get("filter", "lanczos3")), label,
+                                        fit=params.get("fit", "fit"), force=params.get("force", force), hint=hint))
     elif spec.kind == "blur":
         sigma = params.get("sigma", value)
         chain.add_ops([build_blur(sigma, params.get("radius"), label)])
