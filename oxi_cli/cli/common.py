@@ -16,13 +16,14 @@ from oxi_cli.errors import OxiError
 
 BATCH = "Inputs, outputs and batches"
 COMPUTE = "Compute and output format"
+MESSAGES = "Messages and reports"
 
 PathsArg = Annotated[
     list[str],
     typer.Argument(
         help="IN OUT for one file; or inputs (files, folders, globs, sequences like plate.####.exr) with -o.",
         show_default=False,
-        metavar="PATHS",
+        metavar="IN... [OUT]",
     ),
 ]
 OutputOpt = Annotated[
@@ -71,13 +72,14 @@ BudgetOpt = Annotated[
     str | None,
     typer.Option(
         "--memory-budget",
-        "--memory-limit",
-        help="Memory the files in flight may use together, e.g. 8G (env OXI_MEMORY_BUDGET). "
-        "Default: half the memory available.",
+        help="Memory the files in flight may use together, e.g. 8G (env OXI_MEMORY_BUDGET); --memory-limit "
+        "is the same option. Default: half the memory available.",
         rich_help_panel=BATCH,
         show_default=False,
     ),
 ]
+# The same option under its other name, kept out of --help so the table shows one name per row.
+BudgetAliasOpt = Annotated[str | None, typer.Option("--memory-limit", hidden=True, show_default=False)]
 VramOpt = Annotated[
     str | None,
     typer.Option(
@@ -117,9 +119,11 @@ ContinueOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=BATCH)
+    bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=MESSAGES)
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=BATCH)]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=MESSAGES)
+]
 BackendOpt = Annotated[
     str | None,
     typer.Option(
@@ -136,7 +140,8 @@ DeviceOpt = Annotated[
 ThreadsOpt = Annotated[
     int | None,
     typer.Option(
-        "--threads", min=1, help="CPU threads for compute and EXR I/O.", rich_help_panel=COMPUTE, show_default=False
+        "--threads", min=1, help="CPU threads for compute and EXR I/O: 1 to 4 per CPU core.", rich_help_panel=COMPUTE,
+        show_default=False
     ),
 ]
 OutTypeOpt = Annotated[
@@ -160,7 +165,9 @@ CompressionOpt = Annotated[
 InPlaceOpt = Annotated[
     bool, typer.Option("--in-place", help="Allow an output to replace its input.", rich_help_panel=COMPUTE)
 ]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=COMPUTE)]
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=MESSAGES)
+]
 
 # BatchOptions field -> its option, in the order --help lists them.
 JOB_OPTIONS: dict[str, Any] = {
@@ -198,10 +205,15 @@ def job_command(func: Callable[..., None]) -> Callable[..., None]:
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=getattr(defaults, name))
         for name, kind in JOB_OPTIONS.items()
     ]
+    shared.append(inspect.Parameter("memory_limit", inspect.Parameter.KEYWORD_ONLY, annotation=BudgetAliasOpt,
+                                    default=None))
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> None:
+        alias = kwargs.pop("memory_limit")
         opts = BatchOptions(**{name: kwargs.pop(name) for name in JOB_OPTIONS})
+        if alias is not None:
+            opts.memory_budget = alias  # --memory-limit wins when both spellings are given
         func(**kwargs, opts=opts)
 
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from oxi_cli.cli.common import DebugOpt, FramesOpt, RecursiveOpt
+from oxi_cli.cli.common import FramesOpt, RecursiveOpt
 
 INFO_EPILOG = """\b
 Examples:
@@ -31,7 +31,7 @@ def info(
     json_output: Annotated[bool, typer.Option("--json", help="One JSON record per file on stdout.")] = False,
     recursive: RecursiveOpt = False,
     frames: FramesOpt = None,
-    debug: DebugOpt = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
     """Show an image's size, channels and pixel types, compression, tiling, windows and attributes."""
     from oxi_cli.batch.inputs import expand_inputs

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from oxi_cli import __version__
 from oxi_cli.cli import color, info, run, spatial
@@ -45,18 +46,28 @@ def main(
     """oxi: same answers as OpenColorIO and oiiotool, faster, with bounded memory."""
 
 
-app.command(epilog=color.CDL_EPILOG)(color.cdl)
-app.command(epilog=color.LUT_EPILOG)(color.lut3d)
-app.command(epilog=color.MATRIX_EPILOG)(color.matrix)
-app.command(epilog=spatial.RESIZE_EPILOG)(spatial.resize)
-app.command(epilog=spatial.BLUR_EPILOG)(spatial.blur)
+class OxiCommand(TyperCommand):
+    """Usage lines as people write them (`oxi cdl [OPTIONS] IN... [OUT]`): Typer wraps required arguments in
+    braces (`{PATHS}`), which reads as shell or set syntax."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+app.command(cls=OxiCommand, epilog=color.CDL_EPILOG)(color.cdl)
+app.command(cls=OxiCommand, epilog=color.LUT_EPILOG)(color.lut3d)
+app.command(cls=OxiCommand, epilog=color.MATRIX_EPILOG)(color.matrix)
+app.command(cls=OxiCommand, epilog=spatial.RESIZE_EPILOG)(spatial.resize)
+app.command(cls=OxiCommand, epilog=spatial.BLUR_EPILOG)(spatial.blur)
 app.command(
+    cls=OxiCommand,
     epilog=run.RUN_EPILOG,
     no_args_is_help=True,
     options_metavar="IN... [OUT] [--cdl|--lut3d|--matrix|--resize|--blur VALUE]... [--recipe FILE] [OPTIONS]",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )(run.run)
-app.command(epilog=info.INFO_EPILOG)(info.info)
+app.command(cls=OxiCommand, epilog=info.INFO_EPILOG)(info.info)
 
 
 PROBE_EPILOG = """\b
@@ -66,7 +77,7 @@ Examples:
 """
 
 
-@app.command(epilog=PROBE_EPILOG)
+@app.command(cls=OxiCommand, epilog=PROBE_EPILOG)
 def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False) -> None:
     """List the compute devices oxi can use and which one `--backend auto` picks."""
     from oxi_cli.cli.common import reporting

@@ -55,7 +55,7 @@ def test_flags_keep_their_order_and_inputs_between_them(looks: Path):
 
 
 def test_sizes_flow_through_successive_resizes():
-    _, chain, _ = chain_from(["--resize", "1920x0", "--resize", "0.5", "--resize:filter=box", "100x100"])
+    _, chain, _ = chain_from(["--resize", "1920x0", "--resize", "50%", "--resize:filter=box:fit=stretch", "100x100"])
     ops = chain.ops_for(4096, 2160)
     assert [(op.width, op.height) for op in ops] == [(1920, 1012), (960, 506), (100, 100)]
     assert ops[2].filter == "box"
@@ -123,7 +123,7 @@ blur = { radius = 6 }
 
 def test_recipe_expands_where_it_appears_among_flags(looks: Path):
     (looks / "r.toml").write_text('[[op]]\nlut3d = "show.cube"\n')
-    _, chain, _ = chain_from(["--blur", "1", "--recipe", str(looks / "r.toml"), "--resize", "0.5"])
+    _, chain, _ = chain_from(["--blur", "1", "--recipe", str(looks / "r.toml"), "--resize", "50%"])
     assert [type(op) for op in chain.ops_for(10, 10)] == [Blur, Lut3d, Resize]
 
 
