@@ -33,7 +33,7 @@ def oxi_cmd(module: bool) -> list[str]:
 
 
 @pytest.mark.parametrize("module", [False, True], ids=["script", "module"])
-@pytest.mark.parametrize("delay", [0.01, 0.05, 0.12, 0.25, 0.5])
+@pytest.mark.parametrize("delay", [0.03, 0.06, 0.12, 0.25, 0.5])
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(tmp_path: Path, delay: float, module: bool):
     """`delay` counts from when the interpreter has started: oxi's imports, argument parsing, opening the
     backend, the work itself."""
