@@ -335,7 +335,7 @@ def check_device(opts: BatchOptions, chain: Any) -> None:
         raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
     if opts.device is not None and opts.device >= len(adapters):
         found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
-        raise UsageError(f"--device {opts.device}: this machine has {found}; see `oxi probe`")
+        raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
     if not adapters:
         raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
 
