@@ -133,7 +133,11 @@ def in_memory(gpu: Any, cpu: Any | None, img: np.ndarray, cases: Sequence[MemCas
 
         def kernel(case: MemCase = case, out: Any = out) -> None:
             for _ in range(reps):
-                getattr(gpu, case.method)(src, out, case.op, *case.args)
+                if case.method in ("cdl", "matrix", "lut3d", "color_chain"):  # colour ops run as a chain
+                    chain = case.op if isinstance(case.op, tuple) else (case.op,)
+                    gpu.color_chain(src, out, chain, bool(case.args and case.args[0]))
+                else:
+                    gpu.spatial(src, out, case.op)
             gpu.finish()
 
         kernel()  # compiles the pipeline, uploads tables

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -14,7 +14,7 @@ import numpy as np
 from oxi_cli.backends.base import Backend
 from oxi_cli.errors import UsageError
 from oxi_cli.image import COLOR_CHANNELS, Image, from_float32, to_float32
-from oxi_cli.ops import ColorOp, ImageOp, Matrix, Op
+from oxi_cli.ops import ColorOp, ImageOp, Op
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
 # What each output format can store, best first; used when --out-type same meets a format that can't.
@@ -146,7 +146,7 @@ def working_channels(channels: Sequence[str], ops: Sequence[Op]) -> tuple[list[s
     if any(isinstance(op, ImageOp) for op in ops):
         lead = [*COLOR_CHANNELS, "A"] if needs_color and alpha else list(COLOR_CHANNELS) if needs_color else []
         return lead + [c for c in channels if c not in lead], needs_color and alpha
-    wants_alpha = alpha and any(isinstance(op, Matrix) and op.touches_alpha() for op in ops)
+    wants_alpha = alpha and any(isinstance(op, ColorOp) and op.touches_alpha() for op in ops)
     return [*COLOR_CHANNELS, "A"] if wants_alpha else list(COLOR_CHANNELS), wants_alpha
 
 
@@ -223,7 +223,7 @@ def run_chain(
             h, w, c = handle.shape
             ow, oh = first.out_size(w, h)
             dst = backend.allocate(oh, ow, c, half=half_result and k == len(segments) - 1)
-            first.dispatch(backend, handle, dst)
+            backend.spatial(handle, dst, first)  # type: ignore[arg-type]
             handle = dst
     return handle
 
@@ -247,28 +247,49 @@ def compute(
     return [plane if half_out else from_float32(plane, types[name]) for plane, name in zip(planes, names, strict=True)]
 
 
+def warm_up(backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool) -> None:
+    """Run the chain once on a 2x2 image of the element type the job will see: kernels load from the cache
+    (or compile), pipelines build and tables upload before the real pixels arrive."""
+    dtype = np.float16 if half_input else np.float32
+    tiny = [op.sample() if isinstance(op, ImageOp) else op for op in ops]
+    planes = [np.ones((2, 2), dtype) for _ in range(channels)]
+    handle = run_chain(backend, planes, tiny, has_alpha, adopt=True, half_result=half_input)
+    backend.download_planes(handle, dtype)
+
+
+def start_warm_up(
+    backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool
+) -> Callable[[], None]:
+    """warm_up on a worker thread, to overlap decoding; returns the wait, which re-raises its failure."""
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            if ops and channels:
+                warm_up(backend, ops, channels, has_alpha, half_input)
+        except BaseException as e:  # re-raised on the calling thread
+            failure.append(e)
+
+    worker = threading.Thread(target=work, name="oxi-prepare", daemon=True)
+    worker.start()
+
+    def wait() -> None:
+        worker.join()
+        if failure:
+            raise failure[0]
+
+    return wait
+
+
 def read_while_preparing(
     source: Source, backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool
 ) -> Image:
     """Decode the input while the backend loads its kernels: both take a good part of a short job."""
-    if not ops:
-        return source.read()
-    failure: list[BaseException] = []
-
-    def prepare() -> None:
-        try:
-            backend.prepare(ops, channels, has_alpha, half_input)
-        except BaseException as e:  # re-raised on the calling thread
-            failure.append(e)
-
-    worker = threading.Thread(target=prepare, name="oxi-prepare", daemon=True)
-    worker.start()
+    wait = start_warm_up(backend, ops, channels, has_alpha, half_input)
     try:
         return source.read()
     finally:
-        worker.join()
-        if failure:
-            raise failure[0]
+        wait()
 
 
 def execute(

@@ -46,12 +46,6 @@ class Image:
     def channels(self) -> list[str]:
         return list(self.planes)
 
-    def has_rgb(self) -> bool:
-        return all(c in self.planes for c in COLOR_CHANNELS)
-
-    def has_alpha(self) -> bool:
-        return "A" in self.planes
-
 
 def to_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:
     """Integer image data maps to [0, 1]; float data is widened as is."""

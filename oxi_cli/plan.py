@@ -11,7 +11,6 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -20,17 +19,12 @@ from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.errors import UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image
 from oxi_cli.io.common import ImageSpec
-from oxi_cli.ops import Blur, ImageOp, Lut1d, Lut3d, Op, Resize
-from oxi_cli.ops.resize import image_weights
+from oxi_cli.ops import AxisStep, ColorOp, ImageOp, Op
 
 STRATEGIES = ("auto", "single", "tiled", "streaming")
 # Half of what the kernel calls available: the rest stays for the page cache that EXR reads and writes go
 # through and for other programs; the CPU backend's own "usable" figure (60%) bounds compute, not the process.
 DEFAULT_RAM_FRACTION = 0.5
-# Resident size of the process before any pixel arrives, measured on the 2-core box: Python + numpy +
-# OpenEXR + the Numba kernels of a blur/CDL/resize chain = 146 MiB (CPU); the wgpu backend adds its
-# library and device (plus staging buffers, see host_overhead()).
-RUNTIME_FLOOR = {"cpu": 160 << 20, "gpu": 224 << 20}
 # Float32 working set per band beyond which bigger bands buy nothing but memory (the per-band overhead is a
 # few milliseconds; 32 MiB is 1024 rows of 2K RGBA or 128 rows of 16K RGBA).
 BAND_TARGET_BYTES = 32 << 20
@@ -44,8 +38,18 @@ MIN_TILE = 16
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
-def parse_size(text: str | int) -> int:
-    """Bytes from `512M`, `2G`, `1.5GiB`, `300MB`, `65536`; units are binary (1K = 1024), case-insensitive."""
+def parse_size(text: str | int, option: str | None = None) -> int:
+    """Bytes from `512M`, `2G`, `1.5GiB`, `300MB`, `65536`; units are binary (1K = 1024), case-insensitive.
+    `option` (e.g. `--memory-budget`) starts the error message when given."""
+    try:
+        return _parse_size(text)
+    except UsageError as e:
+        if option is None:
+            raise
+        raise UsageError(f"{option}: {e}") from None
+
+
+def _parse_size(text: str | int) -> int:
     if isinstance(text, int):
         if text <= 0:
             raise UsageError(f"a memory size must be positive, got {text}")
@@ -93,69 +97,22 @@ def current_rss() -> int:
         return 0
 
 
-def shares_host_memory(backend: Any) -> bool:
-    """True when the backend computes in host RAM: the CPU, or a software or integrated GPU adapter."""
-    if backend.name == "cpu":
-        return True
-    kind = getattr(getattr(backend, "adapter", None), "kind", "unknown")
-    return kind in ("software", "integrated")
-
-
-def host_overhead(backend: Any) -> int:
-    """Host bytes a backend keeps besides the pixels: the wgpu backend's two upload and two download
-    staging buffers (host-visible memory, in the process's RSS once touched)."""
-    if backend.name != "gpu":
-        return 0
-    from oxi_cli.backends.gpu.backend import STAGING_BYTES
-
-    return 4 * min(STAGING_BYTES, backend.limits().max_binding_bytes)
-
-
-def runtime_bytes(backend_name: str) -> int:
-    return max(current_rss(), RUNTIME_FLOOR.get(backend_name, RUNTIME_FLOOR["cpu"]))
+def runtime_bytes(limits: DeviceLimits) -> int:
+    """The process's own resident size: what it holds now, at least what its backend needs loaded."""
+    return max(current_rss(), limits.runtime_bytes)
 
 
 # --- how bands and tiles map back through the chain -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Step:
-    """One spatial op along one axis: `src` pixels in, `dst` out."""
-
-    src: int
-    dst: int
-    radius: int = 0  # blur
-    # Resize: the lowest input index any output at or after o reads (suffix minimum of the first tap) and the
-    # highest any output at or before o reads (prefix maximum of the last tap).
-    first: np.ndarray | None = None
-    last: np.ndarray | None = None
-
-
-@lru_cache(maxsize=32)
-def _resize_step(filter_name: str, src: int, dst: int) -> _Step:
-    ax = image_weights(filter_name, src, dst)
-    first = ax.index[:, 0].astype(np.int64)
-    last = ax.index[np.arange(dst), ax.count - 1].astype(np.int64)
-    return _Step(
-        src,
-        dst,
-        first=np.minimum.accumulate(first[::-1])[::-1],
-        last=np.maximum.accumulate(last),
-    )
-
-
-def axis_steps(ops: Sequence[Op], size: int, axis: int) -> list[_Step]:
-    """The spatial ops of a chain as seen along rows (axis 0) or columns (axis 1) of a `size` input."""
+def axis_steps(ops: Sequence[Op], size: int, axis: int) -> list[AxisStep]:
+    """The image ops of a chain as seen along rows (axis 0) or columns (axis 1) of a `size` input."""
     steps = []
     for op in ops:
-        if isinstance(op, Blur):
-            steps.append(_Step(size, size, radius=op.radius))
-        elif isinstance(op, Resize):
-            dst = op.height if axis == 0 else op.width
-            steps.append(_resize_step(op.filter, size, dst))
-            size = dst
-        elif isinstance(op, ImageOp):
-            raise UsageError(f"the planner does not know the footprint of {op.name}; use --strategy single")
+        if isinstance(op, ImageOp):
+            step = op.axis_step(axis, size)
+            steps.append(step)
+            size = step.dst
     return steps
 
 
@@ -187,7 +144,7 @@ class AxisSpans:
 
 
 def axis_spans(
-    steps: Sequence[_Step], size: int, starts: np.ndarray, stops: np.ndarray
+    steps: Sequence[AxisStep], size: int, starts: np.ndarray, stops: np.ndarray
 ) -> AxisSpans:
     """Map output segments [starts, stops) back through `steps` to the input each one needs.
 
@@ -196,8 +153,8 @@ def axis_spans(
     because the band is at the edge too); resize takes its taps' range. Forwards, the read range then
     gives the range every op computes, and each output segment is cropped from the last one.
 
-    Every backend resizes a band with the whole image's weights for the rows it covers (Resize.rows /
-    Resize.cols), so a resize computes exactly the rows needed after it and bands may start anywhere.
+    Every op computes a piece as the whole-image op computes those pixels (ImageOp.piece: a resize uses the
+    whole image's weights for the rows it covers), so bands may start anywhere.
     """
     need0 = np.asarray(starts, dtype=np.int64)
     need1 = np.asarray(stops, dtype=np.int64)
@@ -205,12 +162,7 @@ def axis_spans(
     needs = []  # each step's needed output range, backwards
     for step in reversed(steps):
         needs.append(np.stack([need0, need1], axis=1))
-        if step.first is None:  # blur
-            need0 = np.maximum(need0 - step.radius, 0)
-            need1 = np.minimum(need1 + step.radius, step.src)
-        else:
-            need0 = step.first[need0]
-            need1 = step.last[need1 - 1] + 1
+        need0, need1 = step.needs(need0, need1)
     needs.reverse()
     read = np.stack([need0, np.minimum(need1, size)], axis=1)
     stages = []
@@ -265,10 +217,6 @@ class Plan:
     reason: str
     notes: tuple[str, ...] = field(default=())
 
-    @property
-    def band_rows(self) -> int:
-        return self.tile_height
-
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["notes"] = list(self.notes)
@@ -313,8 +261,8 @@ class _Job:
     in_bpp: int  # bytes per pixel of every channel as stored in the file
     out_bpp: int  # ... as it will be written
     out_size: tuple[int, int]
-    rows: tuple[_Step, ...]
-    cols: tuple[_Step, ...]
+    rows: tuple[AxisStep, ...]
+    cols: tuple[AxisStep, ...]
     shared: bool  # the device computes in host RAM
     adopts: bool  # the backend's first handle is a host array (CPU backend: the decoded planes or a copy)
     runtime: int
@@ -371,14 +319,8 @@ def _bytes_per_pixel(types: dict[str, str]) -> int:
 
 
 def _table_bytes(ops: Sequence[Op]) -> int:
-    """Device copies of LUTs (as vec4, the widest layout a shader may use) and resize weights."""
-    total = 0
-    for op in ops:
-        if isinstance(op, Lut3d):
-            total += op.size**3 * 16
-        elif isinstance(op, Lut1d):
-            total += op.size * 16
-    return total
+    """Device copies of the chain's colour tables (LUTs)."""
+    return sum(op.table_bytes() for op in ops if isinstance(op, ColorOp))
 
 
 def _largest_fitting(fits: Callable[[int], bool], top: int) -> int | None:
@@ -418,17 +360,13 @@ def make_plan(
     out_format: str = "exr",
     out_type: str = "same",
     whole_only: str | None = None,
-    shared_memory: bool = True,
-    backend_name: str = "cpu",
-    overhead: int = 0,
     runtime: int | None = None,
 ) -> Plan:
     """Pick (or check a forced) strategy for running `ops` on the image `spec` describes.
 
     `limits` are the backend's; `vram_budget` overrides its usable memory. `whole_only` is a reason the
-    file pair can only be read or written whole (non-EXR, multi-part), which rules streaming out; `shared_memory`
-    says the device computes in host RAM (CPU, software GPU), so its bytes count against `ram_budget` too.
-    `overhead` is host memory the backend holds besides pixels; `runtime` the process's own resident size.
+    file pair can only be read or written whole (non-EXR, multi-part), which rules streaming out; `runtime` is
+    the process's own resident size (default: measured, at least what the backend needs loaded).
     With `force=None` (auto): single pass if it fits, else tiles if the image fits in RAM but not on the
     device, else bands; when nothing fits, the smallest plan comes back with `fits=False`. A forced
     strategy that cannot fit (or cannot run on these files) raises UsageError with the numbers.
@@ -462,10 +400,10 @@ def make_plan(
         out_size=(out_w, out_h),
         rows=tuple(axis_steps(ops, spec.height, 0)),
         cols=tuple(axis_steps(ops, spec.width, 1)),
-        shared=shared_memory,
-        adopts=backend_name == "cpu",
-        runtime=runtime if runtime is not None else runtime_bytes(backend_name),
-        overhead=overhead,
+        shared=limits.shares_host_memory,
+        adopts=limits.adopts_host_arrays,
+        runtime=runtime if runtime is not None else runtime_bytes(limits),
+        overhead=limits.host_overhead,
         tables=_table_bytes(ops),
     )
     planner = _Planner(job, whole_only)

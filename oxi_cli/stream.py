@@ -26,23 +26,21 @@ from oxi_cli.execute import (
     half_only,
     output_types,
     read_while_preparing,
+    start_warm_up,
     working_channels,
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec, one_line
-from oxi_cli.ops import ImageOp, Op, Resize
+from oxi_cli.ops import ImageOp, Op
 from oxi_cli.plan import (
     AxisSpans,
     Plan,
     axis_spans,
     axis_steps,
     default_ram_budget,
-    host_overhead,
     make_plan,
     parse_size,
-    runtime_bytes,
     segments,
-    shares_host_memory,
 )
 
 Progress = Callable[[int, int], None]
@@ -124,10 +122,6 @@ def plan_for_files(
         out_format=out_format,
         out_type=out_type,
         whole_only=blocker,
-        shared_memory=shares_host_memory(backend),
-        backend_name=backend.name,
-        overhead=host_overhead(backend),
-        runtime=runtime_bytes(backend.name),
     )
 
 
@@ -242,7 +236,7 @@ def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[
 
 
 @dataclass
-class _Chain:
+class _JobChain:
     """One job's chain with what every band needs: working channels, output types, a prepare thread."""
 
     ops: list[Op]
@@ -254,39 +248,18 @@ class _Chain:
 
     def start_prepare(self) -> Callable[[], None]:
         """Load the kernels on a worker thread (as a single pass does while decoding); returns a waiter."""
-        failure: list[BaseException] = []
-
-        def prepare() -> None:
-            try:
-                if self.ops and self.names:
-                    self.backend.prepare(self.ops, len(self.names), self.has_alpha, self.half_input)
-            except BaseException as e:
-                failure.append(e)
-
-        worker = threading.Thread(target=prepare, name="oxi-prepare", daemon=True)
-        worker.start()
-
-        def wait() -> None:
-            worker.join()
-            if failure:
-                raise failure[0]
-
-        return wait
+        return start_warm_up(self.backend, self.ops, len(self.names), self.has_alpha, self.half_input)
 
     def local_ops(self, rows: AxisSpans, i: int, cols: AxisSpans, j: int) -> list[Op]:
-        """The chain for band/tile (i, j): each resize produces that piece's computed range and carries where
-        the piece lies in the whole resize, so the backend uses the image's weights (Resize.rows / cols)."""
+        """The chain for band/tile (i, j): each image op computes that piece's range as the whole-image op
+        computes it (ImageOp.piece)."""
         ops, k = [], 0
         for op in self.ops:
             if isinstance(op, ImageOp):
-                if isinstance(op, Resize):
-                    (y0, y1), (x0, x1) = rows.stages[k][i], cols.stages[k][j]
-                    (sy, _), (sx, _) = (rows.stages[k - 1][i], cols.stages[k - 1][j]) if k else (
-                        rows.read[i], cols.read[j])
-                    op = replace(
-                        op, width=int(x1 - x0), height=int(y1 - y0),
-                        rows=(*rows.sizes[k], int(sy), int(y0)), cols=(*cols.sizes[k], int(sx), int(x0)),
-                    )
+                (y0, y1), (x0, x1) = rows.stages[k][i], cols.stages[k][j]
+                (sy, _), (sx, _) = (rows.stages[k - 1][i], cols.stages[k - 1][j]) if k else (
+                    rows.read[i], cols.read[j])
+                op = op.piece((*rows.sizes[k], int(sy), int(y0), int(y1)), (*cols.sizes[k], int(sx), int(x0), int(x1)))
                 k += 1
             ops.append(op)
         return ops
@@ -308,11 +281,11 @@ class _Chain:
         return out
 
 
-def _chain(ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str) -> _Chain:
+def _chain(ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str) -> _JobChain:
     ops = [op for op in ops if not op.is_identity()]
     names, has_alpha = working_channels(spec.channels, ops)
     types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
-    return _Chain(ops, names, has_alpha, types, backend, half_only(spec.meta.pixel_types, names))
+    return _JobChain(ops, names, has_alpha, types, backend, half_only(spec.meta.pixel_types, names))
 
 
 def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, AxisSpans]:
@@ -341,7 +314,7 @@ def _crop(spans: AxisSpans, k: int) -> tuple[int, int]:
 
 
 def run_tiled(
-    chain: _Chain, image: Image, rows: AxisSpans, cols: AxisSpans, progress: Progress | None = None
+    chain: _JobChain, image: Image, rows: AxisSpans, cols: AxisSpans, progress: Progress | None = None
 ) -> Image:
     """Process an in-memory image tile by tile (each tile read with its halo) into a new Image."""
     out_w, out_h = int(cols.out[-1, 1]), int(rows.out[-1, 1])
@@ -365,7 +338,7 @@ def run_tiled(
 
 
 def run_streaming(
-    chain: _Chain,
+    chain: _JobChain,
     source: RegionSource,
     sink: RegionSink,
     rows: AxisSpans,
@@ -509,20 +482,44 @@ def _execute_tiled(
     )
 
 
+def _band_reader(path: Path) -> Any:
+    """oxi's own chunk-parallel, GIL-free reader where the file's codec allows it, else OpenEXR's."""
+    from oxi_cli.io.exr_chunks import ExrChunkReader, layout_for
+    from oxi_cli.io.exr_stream import ExrRegionReader, header_bytes, region_blocker
+
+    blocker = region_blocker(path)
+    if blocker is not None:
+        raise UsageError(f"--strategy streaming cannot run: {blocker}")
+    reader = ExrRegionReader(path)  # checks the file whole (truncation) and reads its spec
+    layout = layout_for(reader.spec.meta.header, reader.spec.meta.pixel_types)
+    if layout is None:
+        return reader
+    reader.close()
+    return ExrChunkReader(path, layout, header_bytes(path), reader.spec)
+
+
+def _band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name: Path) -> Any:
+    """oxi's own chunk writer where the output codec allows it, else OpenEXR's legacy band writer."""
+    from oxi_cli.io.exr_chunks import ExrChunkWriter, layout_for
+    from oxi_cli.io.exr_stream import ExrBandWriter, header_prefix
+
+    layout = layout_for(header, types)
+    if layout is None:
+        return ExrBandWriter(tmp, header, types, name=name)
+    return ExrChunkWriter(tmp, header_prefix(header, types, name), layout, name=name)
+
+
 def _execute_streaming(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
     progress: Progress | None,
 ) -> Result:
     from oxi_cli.io.atomic import atomic_output
-    from oxi_cli.io.exr_stream import ExrBandWriter, ExrRegionReader, band_header, region_blocker
+    from oxi_cli.io.exr_stream import band_header
 
     if sink.format != "exr":
         raise UsageError(f"streaming writes EXR only; {sink.path} is {sink.format.upper()}: use --strategy auto")
     t0 = time.perf_counter()
-    with ExrRegionReader(source_path) as reader:
-        blocker = region_blocker(source_path)
-        if blocker is not None:
-            raise UsageError(f"--strategy streaming cannot run: {blocker}")
+    with _band_reader(source_path) as reader:
         spec = reader.spec
         chain = _chain(ops, spec, backend, out_type, "exr")
         rows, cols = _spans(chain.ops, spec, plan)
@@ -530,7 +527,7 @@ def _execute_streaming(
         header = band_header(spec.meta, out_w, out_h, sink.compression)
         try:
             with atomic_output(sink.path) as tmp:
-                writer = ExrBandWriter(tmp, header, {n: chain.types[n] for n in spec.channels}, name=sink.path)
+                writer = _band_writer(tmp, header, {n: chain.types[n] for n in spec.channels}, sink.path)
                 try:
                     busy = run_streaming(chain, reader, writer, rows, cols, progress)
                     writer.close()

@@ -1,5 +1,6 @@
 // cdl.wgsl: ASC CDL as OpenColorIO's CDLTransform, both styles; params[o..o+10] = slope RGB, offset RGB,
 // power RGB, saturation (ops.program's layout). Included by color.wgsl.
+#include "program.wgsl"
 
 const LUMA = vec3<f32>(0.2126, 0.7152, 0.0722);
 

@@ -1,6 +1,7 @@
 // lut1d.wgsl: per-channel 1D LUT with linear interpolation, as OCIO's Lut1D; params[o..o+6] = domain
 // minimum RGB and index scale (N - 1) / (max - min) RGB; tables[to..] holds N rows of RGB. Included by
 // color.wgsl.
+#include "program.wgsl"
 
 fn lut1d_channel(x: f32, c: u32, o: u32, to: u32, n: u32) -> f32 {
     let i = lut_index(x, params[o + c], params[o + 3u + c], f32(n - 1u));

@@ -1,6 +1,7 @@
 // lut3d.wgsl: 3D LUT interpolated by hand in f32 from storage buffers (no texture filtering), trilinear
 // or OCIO's six-tetrahedra split; params[o..o+6] = domain minimum RGB and index scale RGB; tables[to..]
 // holds N^3 RGB entries, entry ((r * N + g) * N + b). Included by color.wgsl.
+#include "program.wgsl"
 
 struct LutCell {
     lo: vec3<u32>,

@@ -1,5 +1,6 @@
 // matrix.wgsl: out = M . [r, g, b, a] + offset, column-vector convention (as OCIO); params[o..o+16] is M
 // row-major, params[o+16..o+20] the offset (ops.program's layout). Included by color.wgsl.
+#include "program.wgsl"
 
 fn matrix_row(o: u32, i: u32, x: vec4<f32>) -> f32 {
     let m = o + 4u * i;

@@ -1,4 +1,4 @@
-"""The one protocol every compute backend implements, and the device limits the planner reads."""
+"""The one protocol every compute backend implements, and the device facts the planner reads."""
 
 from __future__ import annotations
 
@@ -9,12 +9,23 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops import ColorOp, ImageOp
+
+# Resident size of a process before any pixel arrives, measured on the 2-core box: Python + numpy + OpenEXR +
+# the Numba kernels of a blur/CDL/resize chain = 146 MiB; the wgpu backend adds its library and device.
+CPU_RUNTIME_BYTES = 160 << 20
 
 
 @dataclass(frozen=True)
 class DeviceLimits:
-    """What one device can hold and bind; `detected` is False when these are defaults, not measurements."""
+    """What one device can hold and bind, and what the planner must know of it; `detected` is False when
+    these are defaults, not measurements.
+
+    `shares_host_memory`: the device computes in host RAM (the CPU, a software or integrated GPU), so its
+    bytes count against the RAM budget too. `adopts_host_arrays`: the first handle can be the decoded planes
+    themselves (no device copy). `host_overhead`: host bytes the backend holds besides pixels (staging
+    buffers). `runtime_bytes`: the process's own resident size with this backend loaded.
+    """
 
     max_buffer_bytes: int
     max_binding_bytes: int
@@ -22,6 +33,10 @@ class DeviceLimits:
     total_memory: int
     usable_memory: int
     detected: bool
+    shares_host_memory: bool = True
+    adopts_host_arrays: bool = False
+    host_overhead: int = 0
+    runtime_bytes: int = CPU_RUNTIME_BYTES
 
 
 def host_limits() -> DeviceLimits:
@@ -35,6 +50,7 @@ def host_limits() -> DeviceLimits:
         total_memory=total,
         usable_memory=int(page * os.sysconf("SC_AVPHYS_PAGES") * 0.6),
         detected=True,
+        adopts_host_arrays=True,
     )
 
 
@@ -50,38 +66,26 @@ class HostOnly:
 
 @runtime_checkable
 class Backend(Protocol):
-    """Images live on the backend as handles of shape (height, width, channels), float32 values (a half input
-    may stay half where the backend can compute on it directly: the CPU's colour ops do).
+    """What the executor calls, and nothing more.
 
-    Colour methods touch channels 0..2 (R, G, B); `matrix` also reads/writes channel 3 as alpha when
-    `has_alpha`. `src` and `dst` may be the same handle for colour ops, never for resize or blur.
+    Images live on the backend as handles of shape (height, width, channels) holding float32 values (a half
+    input may stay half where the backend computes on it directly: the CPU does). Colour chains touch
+    channels 0..2 (R, G, B), and channel 3 as alpha when `has_alpha`; `src` and `dst` may be the same
+    handle for a colour chain, never for an image op.
     """
 
     name: str
 
     def limits(self) -> DeviceLimits: ...
 
-    def prepare(
-        self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool, half_input: bool = False
-    ) -> None:
-        """Load or compile every kernel the chain needs (for half or float32 input); may run on a worker thread
-        while the input decodes."""
-        ...
-
-    def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> Any:
-        """An (H, W, C) array or C (H, W) planes, float32 or float16 -> handle. `pixels` are left as they
-        are unless `adopt`: then the caller gives them away and a host-memory backend may compute in them.
-        `half`: float16 pixels may stay half on the device, because whatever is written into this handle is
-        stored as half anyway (otherwise it holds float32, so no intermediate result is rounded)."""
+    def upload(self, planes: Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> Any:
+        """C (H, W) planes, float32 or float16 -> handle. Hints a backend may ignore: `adopt`, the caller gives
+        the planes away (a host-memory backend may compute in them); `half`, whatever is written into this
+        handle is stored as half anyway, so float16 may stay half (otherwise no intermediate is rounded)."""
         ...
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Any:
-        """A handle for an op's result; `half`: it only goes on to be stored as half, so a backend that can
-        keep half pixels may (the CPU does: half the bytes to write and convert)."""
-        ...
-
-    def download(self, handle: Any, out: np.ndarray | None = None) -> np.ndarray:
-        """Handle -> (H, W, C) float32 array (written into `out`, float32 or float16, when given)."""
+        """A handle for an image op's result; `half` (a hint): it only goes on to be stored as half."""
         ...
 
     def download_planes(self, handle: Any, dtype: type = np.float32) -> list[np.ndarray]:
@@ -92,15 +96,6 @@ class Backend(Protocol):
         """Consecutive colour ops fused: each pixel read and written once (see oxi_cli/ops/program.py)."""
         ...
 
-    def cdl(self, src: Any, dst: Any, op: Cdl) -> None: ...
-
-    def matrix(self, src: Any, dst: Any, op: Matrix, has_alpha: bool) -> None: ...
-
-    def lut1d(self, src: Any, dst: Any, op: Lut1d) -> None: ...
-
-    def lut3d(self, src: Any, dst: Any, op: Lut3d) -> None: ...
-
-    def resize(self, src: Any, dst: Any, op: Resize) -> None: ...
-
-    def blur(self, src: Any, dst: Any, op: Blur) -> None: ...
-
+    def spatial(self, src: Any, dst: Any, op: ImageOp) -> None:
+        """One image op from `src` into `dst`, whose shape is the op's output size."""
+        ...

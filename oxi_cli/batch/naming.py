@@ -14,6 +14,9 @@ from oxi_cli.errors import UsageError
 
 TEMPLATE_FIELDS = ("stem", "name", "ext", "frame", "base", "parent")
 DEFAULT_TEMPLATE = "{name}"
+# A file name longer than this is refused by every common filesystem (NAME_MAX); a format width past it
+# would only build a huge string (`{frame:>999999999}` allocates gigabytes) before failing.
+NAME_MAX = 255
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,23 @@ def output_path(target: OutputTarget, item: InputItem) -> Path:
                 f"{item.path} has no frame number for the output pattern {target.path}; use -o FOLDER instead"
             )
         return target.pattern.path(item.frame)
-    return target.path / item.rel_dir / render_name(target.template, item)
+    return contained(target.path, item.rel_dir / render_name(target.template, item))
+
+
+def contained(folder: Path, relative: Path) -> Path:
+    """`folder / relative`, refused unless it stays inside `folder` once `..` and symlinks are resolved.
+
+    Checked after every --name field is expanded, since a field ({stem}, {parent}) can carry `..` or a
+    separator from a file name; a shared recipe must not be able to write wherever the user can.
+    """
+    path = folder / relative
+    root = os.path.realpath(folder)
+    resolved = os.path.realpath(path)
+    if relative.is_absolute() or ".." in relative.parts or os.path.commonpath([root, resolved]) != root:
+        raise UsageError(f"output {_shown(str(path))} lies outside the output folder {folder}; fix --name")
+    if resolved == root:
+        raise UsageError(f"output name for {folder} is empty; fix --name")
+    return path
 
 
 def render_name(template: str, item: InputItem) -> str:
@@ -92,9 +111,12 @@ def render_name(template: str, item: InputItem) -> str:
     if item.frame is None and "{frame" in template:
         raise UsageError(f"--name uses {{frame}} but {path} has no frame number in its name")
     try:
-        return template.format(**fields)
+        name = template.format(**fields)
     except (KeyError, IndexError, ValueError) as e:
-        raise UsageError(f"--name {template!r} cannot be filled for {path}: {e}") from None
+        raise UsageError(f"--name {_shown(template)!r} cannot be filled for {path}: {e}") from None
+    if any(len(part.encode(errors="surrogateescape")) > NAME_MAX for part in Path(name).parts):
+        raise UsageError(f"--name {_shown(template)!r} makes a file name over {NAME_MAX} bytes for {path}")
+    return name
 
 
 def check_template(template: str) -> None:
@@ -102,11 +124,22 @@ def check_template(template: str) -> None:
     try:
         names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
     except ValueError as e:
-        raise UsageError(f"--name {template!r} is not a valid template ({e}); write fields as {{stem}}") from None
+        shown = _shown(template)
+        raise UsageError(f"--name {shown!r} is not a valid template ({e}); write fields as {{stem}}") from None
     known = ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
     for name in names:
         if name not in TEMPLATE_FIELDS:
-            raise UsageError(f"--name field {{{name}}} is unknown; use {known}")
+            raise UsageError(f"--name field {{{_shown(name)}}} is unknown; use {known}")
+    for _, _, spec, _ in string.Formatter().parse(template):
+        if spec and "{" in spec:
+            raise UsageError(f"--name format {_shown(spec)!r} takes no nested fields; write a fixed width")
+        if spec and any(int(n) > NAME_MAX for n in re.findall(r"\d+", spec)):
+            raise UsageError(f"--name format {_shown(spec)!r} is wider than a file name can be ({NAME_MAX})")
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """A user-given string cut to fit one error line."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _base(stem: str, frame: int | None) -> str:

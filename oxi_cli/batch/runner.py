@@ -457,14 +457,11 @@ class Batch:
 
     def _sweep(self, jobs: Any) -> None:
         """Delete temporaries of abandoned outputs (io.atomic names them .<stem>.oxi-tmp-*<suffix>)."""
+        from oxi_cli.io.atomic import remove_temporaries, temporaries_of
+
         for job in jobs:
-            if job.record.status == "ok":
-                continue
-            folder = job.output.parent
-            with contextlib.suppress(OSError):
-                for tmp in folder.glob(f".{_glob_escape(job.output.stem)}.oxi-tmp-*{job.output.suffix}"):
-                    with contextlib.suppress(OSError):
-                        tmp.unlink()
+            if job.record.status != "ok":
+                remove_temporaries(temporaries_of(job.output))
 
     # --- output --------------------------------------------------------------------------------------
 
@@ -526,8 +523,3 @@ def _raise_in_thread(thread: threading.Thread) -> None:
     if thread.ident is not None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
 
-
-def _glob_escape(text: str) -> str:
-    import glob
-
-    return glob.escape(text)

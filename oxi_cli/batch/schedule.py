@@ -19,7 +19,7 @@ class Footprint:
 def memory_budget(given: str | None) -> int:
     """Bytes from --memory-budget, else env OXI_MEMORY_BUDGET, else the planner's default (half of the
     memory available now): one budget for the batch and for each file's plan."""
-    from oxi_cli.plan import default_ram_budget
+    from oxi_cli.plan import default_ram_budget, parse_size
 
     if given is not None:
         return parse_size(given, "--memory-budget")
@@ -27,16 +27,6 @@ def memory_budget(given: str | None) -> int:
     if env:
         return parse_size(env, "OXI_MEMORY_BUDGET")
     return default_ram_budget()
-
-
-def parse_size(text: str, option: str = "--memory-budget") -> int:
-    """'8G', '512M', '1.5GiB', '300000000' -> bytes (binary units, as the planner reads them)."""
-    from oxi_cli.plan import parse_size as planner_size
-
-    try:
-        return planner_size(text)
-    except UsageError as e:
-        raise UsageError(f"{option}: {e}") from None
 
 
 class Scheduler:

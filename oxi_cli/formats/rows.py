@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-# The project's one Numba decorator: cached in the user cache folder, no fastmath.
-from oxi_cli.backends.cpu.jit import serial
 from oxi_cli.errors import FormatError
 from oxi_cli.formats.text import INTEGER, NON_FINITE, NUMBER, fits_float32, iter_lines
+from oxi_cli.jit import serial  # the project's Numba decorator: user cache folder, no fastmath
 
 _POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
 # Digits beyond this mantissa are dropped (the value keeps ~17 significant digits, far past float32's 9).

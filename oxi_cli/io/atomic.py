@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from oxi_cli.errors import ProcessingError, UsageError
@@ -25,12 +27,58 @@ def refuse_input_overwrite(output: Path, input_path: Path | None, in_place: bool
         raise UsageError(f"{output} is the input; pass --in-place to overwrite it")
 
 
+# When this process started: a temporary older than that, whose writer is gone, was left by a killed run.
+_STARTED = time.time()
+_TMP_MARK = ".oxi-tmp-"
+
+
 def _check_destination(path: Path) -> None:
-    if path.is_dir():
+    """Only a regular file (or a link to one) is ever replaced: the rename would put a file in place of a
+    device, FIFO or socket (as root, `oxi ... /dev/null` would replace the system's /dev/null)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise UsageError(f"output {path} cannot be checked ({e.strerror}); give another path") from None
+    if mode is not None and stat.S_ISDIR(mode):
         raise UsageError(f"output {path} is a folder; give an image file name")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise UsageError(f"output {path} is not a regular file (a device, FIFO or socket); oxi only replaces files")
     folder = path.parent
     if not folder.is_dir():
         raise UsageError(f"output folder {folder} does not exist; create it first")
+
+
+def temporaries_of(path: Path) -> list[Path]:
+    """The hidden temporaries `atomic_output` makes for `path`: `.{stem}.oxi-tmp-{pid}-XXXX{suffix}`."""
+    pattern = f".{glob.escape(path.stem)}{_TMP_MARK}*{glob.escape(path.suffix)}"
+    with contextlib.suppress(OSError):
+        return list(path.parent.glob(pattern))
+    return []
+
+
+def remove_temporaries(paths: Iterable[Path]) -> None:
+    for tmp in paths:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _stale(tmp: Path) -> bool:
+    """Left by a run that was killed: older than this process and its writer (on this host) is gone."""
+    try:
+        if tmp.lstat().st_mtime >= _STARTED:
+            return False
+        pid = int(tmp.name.split(_TMP_MARK, 1)[1].split("-", 1)[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive but someone else's
+        return False
+    return pid == os.getpid()  # our own pid: reused, so the writer is gone
 
 
 def _final_mode(path: Path) -> int:
@@ -48,12 +96,15 @@ def atomic_output(path: Path) -> Iterator[Path]:
     """Yield a temporary path in `path`'s folder to write to; on success it becomes `path`.
 
     The temporary keeps the output's extension (libraries pick the format by it) and is hidden
-    (`.name.oxi-tmp-XXXX.ext`). Any exception, Ctrl-C included, removes it and leaves `path` as it was.
+    (`.name.oxi-tmp-PID-XXXX.ext`). Any exception, Ctrl-C included, removes it and leaves `path` as it was;
+    a SIGKILL cannot, so stale temporaries of the same output are cleared here first.
     """
     path = Path(path)
     _check_destination(path)
+    remove_temporaries(t for t in temporaries_of(path) if _stale(t))
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.oxi-tmp-", suffix=path.suffix, dir=path.parent)
+        prefix = f".{path.stem}{_TMP_MARK}{os.getpid()}-"
+        fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=path.suffix, dir=path.parent)
     except OSError as e:
         raise ProcessingError(f"cannot write into {path.parent} ({e.strerror}); check the folder") from None
     os.close(fd)

@@ -184,30 +184,7 @@ class ExrBandWriter:
             raise ProcessingError(f"cannot write {self.name}: {one_line(e)}") from None
 
     def _final_prefix(self, header: dict[str, Any]) -> bytes:
-        """Magic, version and header exactly as the whole-image writer writes them for this image.
-
-        OpenEXR.File writes only whole images, so it writes a one-row image with this header into a
-        scratch folder; the data window's value (a fixed 16 bytes) is then set to the real one.
-        """
-        x0, y0, _, _ = _window(header)
-        row = (np.array([x0, y0], np.int32), np.array([x0 + self.width - 1, y0], np.int32))
-        one_row = {**header, "dataWindow": row}
-        planes = {n: np.zeros((1, self.width), dtype=PIXEL_DTYPES[k]) for n, k in self.types.items()}
-        with tempfile.TemporaryDirectory(prefix="oxi-hdr-") as scratch:
-            tiny = Path(scratch) / "header.exr"
-            with exr.native_messages() as lines:
-                try:
-                    OpenEXR.File(one_row, planes).write(str(tiny))
-                except Exception as e:
-                    raise ProcessingError(f"cannot write {self.name}: {exr.native_detail(lines, e)}") from None
-            prefix, attrs = _read_prefix(tiny)
-        out = bytearray(prefix)
-        for name, kind, offset, size in attrs:
-            if name == b"dataWindow" and kind == b"box2i" and size == 16:
-                out[offset : offset + 16] = self._box
-            elif name == b"chunkCount":
-                raise ProcessingError(f"cannot write {self.name} in bands: OpenEXR wrote a chunkCount attribute")
-        return bytes(out)
+        return header_prefix(header, self.types, self.name)
 
     def _stand_in(self, header: dict[str, Any], size: int) -> dict[str, Any]:
         """A legacy-API header that lays the chunks out as the final one would, padded to `size` bytes."""
@@ -279,3 +256,36 @@ class ExrBandWriter:
     def abort(self) -> None:
         with contextlib.suppress(Exception):
             self._out.close()
+
+
+def header_prefix(header: dict[str, Any], pixel_types: dict[str, str], name: str | Path) -> bytes:
+    """Magic, version and header exactly as the whole-image writer writes them for this image.
+
+    OpenEXR.File writes only whole images, so it writes a one-row image with this header into a
+    scratch folder; the data window's value (a fixed 16 bytes) is then set to the real one.
+    """
+    x0, y0, x1, y1 = _window(header)
+    width = x1 - x0 + 1
+    row = (np.array([x0, y0], np.int32), np.array([x1, y0], np.int32))
+    one_row = {**header, "dataWindow": row}
+    planes = {n: np.zeros((1, width), dtype=PIXEL_DTYPES[k]) for n, k in pixel_types.items()}
+    with tempfile.TemporaryDirectory(prefix="oxi-hdr-") as scratch:
+        tiny = Path(scratch) / "header.exr"
+        with exr.native_messages() as lines:
+            try:
+                OpenEXR.File(one_row, planes).write(str(tiny))
+            except Exception as e:
+                raise ProcessingError(f"cannot write {name}: {exr.native_detail(lines, e)}") from None
+        prefix, attrs = _read_prefix(tiny)
+    out = bytearray(prefix)
+    for attr, kind, offset, size in attrs:
+        if attr == b"dataWindow" and kind == b"box2i" and size == 16:
+            out[offset : offset + 16] = _box_bytes(x0, y0, x1, y1)
+        elif attr == b"chunkCount":
+            raise ProcessingError(f"cannot write {name} in bands: OpenEXR wrote a chunkCount attribute")
+    return bytes(out)
+
+
+def header_bytes(path: str | Path) -> int:
+    """Length of a one-part file's magic, version and header: where its chunk offset table starts."""
+    return len(_read_prefix(Path(path))[0])

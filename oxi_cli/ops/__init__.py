@@ -1,6 +1,6 @@
 """Operation values: validated, immutable descriptions of what to do to pixels."""
 
-from oxi_cli.ops.base import ColorOp, ImageOp
+from oxi_cli.ops.base import AxisStep, ColorOp, Encoded, ImageOp
 from oxi_cli.ops.blur import Blur
 from oxi_cli.ops.cdl import Cdl
 from oxi_cli.ops.lut1d import Lut1d
@@ -10,4 +10,4 @@ from oxi_cli.ops.resize import Resize
 
 Op = ColorOp | ImageOp
 
-__all__ = ["Blur", "Cdl", "ColorOp", "ImageOp", "Lut1d", "Lut3d", "Matrix", "Op", "Resize"]
+__all__ = ["AxisStep", "Blur", "Cdl", "ColorOp", "Encoded", "ImageOp", "Lut1d", "Lut3d", "Matrix", "Op", "Resize"]

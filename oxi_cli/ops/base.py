@@ -1,10 +1,11 @@
-"""Shared validation helpers and the two op families: ColorOp (per pixel) and ImageOp (spatial)."""
+"""The two op families and what generic code asks of an op: ColorOp (per pixel) and ImageOp (spatial)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -12,25 +13,63 @@ from oxi_cli.errors import OpError
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
-if TYPE_CHECKING:
-    from oxi_cli.backends.base import Backend
+@dataclass(frozen=True)
+class Encoded:
+    """One colour op as a row of the colour program (ops/program.py): its op code, its float parameters and
+    the table it indexes (None when it has none)."""
+
+    code: int
+    params: Sequence[float]
+    table: np.ndarray | None = None
 
 
 class ColorOp:
-    """A per-pixel transform of R, G, B (alpha only for 4x4 matrices); other channels pass through."""
+    """A per-pixel transform of R, G, B (alpha only when `touches_alpha`); other channels pass through."""
 
     name: ClassVar[str]
 
     def is_identity(self) -> bool:
         return False
 
-    def dispatch(self, backend: Backend, src: Any, dst: Any, has_alpha: bool) -> None:
-        """Run this op on `backend`, reading `src` and writing `dst` (may be the same handle)."""
-        getattr(backend, self.name)(src, dst, self)
+    def touches_alpha(self) -> bool:
+        """True when the op reads or writes alpha, so the chain must carry channel 3 as alpha."""
+        return False
+
+    def encode(self, has_alpha: bool) -> Encoded:
+        """This op as a row of the colour program every backend runs."""
+        raise NotImplementedError
+
+    def table_bytes(self) -> int:
+        """Device bytes of this op's table, as the widest layout a shader may use (vec4 per entry)."""
+        return 0
+
+
+@dataclass(frozen=True)
+class AxisStep:
+    """What one spatial op does along one axis of its input: `src` pixels in, `dst` out, and which input
+    range each output range needs. Blur-like ops reach `radius` pixels either side; ops that change the size
+    give, per output index o, the lowest input any output at or after o reads (`first`) and the highest any
+    output at or before o reads (`last`)."""
+
+    src: int
+    dst: int
+    radius: int = 0
+    first: np.ndarray | None = None
+    last: np.ndarray | None = None
+
+    def needs(self, start: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Input ranges [start, stop) that make output ranges [start, stop) exact."""
+        if self.first is None or self.last is None:
+            return np.maximum(start - self.radius, 0), np.minimum(stop + self.radius, self.src)
+        return self.first[start], self.last[stop - 1] + 1
 
 
 class ImageOp:
-    """A spatial transform acting on every channel; may change the image size."""
+    """A spatial transform acting on every channel; may change the image size.
+
+    The planner and the executor know an image op only through these methods: its output size, its
+    footprint along each axis, the op that computes one piece of it, and a cheap instance for warm-up.
+    """
 
     name: ClassVar[str]
 
@@ -40,8 +79,19 @@ class ImageOp:
     def out_size(self, width: int, height: int) -> tuple[int, int]:
         return width, height
 
-    def dispatch(self, backend: Backend, src: Any, dst: Any) -> None:
-        getattr(backend, self.name)(src, dst, self)
+    def axis_step(self, axis: int, size: int) -> AxisStep:
+        """The op along rows (axis 0) or columns (axis 1) of a `size`-pixel input."""
+        raise NotImplementedError
+
+    def piece(self, rows: tuple[int, ...], cols: tuple[int, ...]) -> ImageOp:
+        """The op that computes one band or tile exactly as the whole-image op computes those pixels. Per
+        axis: (whole input size, whole output size, first input index the piece holds, first and end output
+        index it makes)."""
+        return self
+
+    def sample(self) -> ImageOp:
+        """An instance running the same kernels on a tiny image (loads them before the real work)."""
+        return self
 
 
 def finite_triple(label: str, values: float | Iterable[float]) -> tuple[float, float, float]:
@@ -78,3 +128,10 @@ def freeze_lut(op: object, label: str, table: np.ndarray, size: int, min_size: i
     object.__setattr__(op, "table", table)
     object.__setattr__(op, "domain_min", lo)
     object.__setattr__(op, "domain_max", hi)
+
+
+def lut_domain(op: object) -> list[float]:
+    """A LUT's parameters in the colour program: domain minimum RGB, then index scale RGB."""
+    lo = np.asarray(op.domain_min, dtype=np.float64)  # type: ignore[attr-defined]
+    scale = (op.size - 1) / (np.asarray(op.domain_max, np.float64) - lo)  # type: ignore[attr-defined]
+    return [*lo.tolist(), *scale.tolist()]

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import ImageOp
+from oxi_cli.ops.base import AxisStep, ImageOp
 
 MAX_SIGMA = 2000.0
 
@@ -43,3 +43,6 @@ class Blur(ImageOp):
         k = np.arange(-self.radius, self.radius + 1, dtype=np.float64)
         w = np.exp(-(k * k) / (2.0 * self.sigma * self.sigma))
         return w / w.sum()
+
+    def axis_step(self, axis: int, size: int) -> AxisStep:
+        return AxisStep(size, size, radius=self.radius)

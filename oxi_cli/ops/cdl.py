@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import ColorOp, check_finite, finite_triple
+from oxi_cli.ops.base import ColorOp, Encoded, check_finite, finite_triple
+from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP
 
 CdlStyle = Literal["noclamp", "asc"]
 # Rec.709 luma weights, as OCIO's CDL saturation uses.
@@ -47,3 +48,7 @@ class Cdl(ColorOp):
             and self.sat == 1.0
         )
         return neutral and self.style == "noclamp"
+
+    def encode(self, has_alpha: bool) -> Encoded:
+        code = CDL_ASC if self.style == "asc" else CDL_NOCLAMP
+        return Encoded(code, [*self.slope, *self.offset, *self.power, self.sat])

@@ -8,7 +8,8 @@ from typing import ClassVar
 import numpy as np
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import ColorOp, freeze_lut
+from oxi_cli.ops.base import ColorOp, Encoded, freeze_lut, lut_domain
+from oxi_cli.ops.codes import LUT1D
 
 MIN_SIZE, MAX_SIZE = 2, 1 << 20
 
@@ -33,3 +34,9 @@ class Lut1d(ColorOp):
     @property
     def size(self) -> int:
         return int(self.table.shape[0])
+
+    def encode(self, has_alpha: bool) -> Encoded:
+        return Encoded(LUT1D, lut_domain(self), self.table)
+
+    def table_bytes(self) -> int:
+        return self.size * 16

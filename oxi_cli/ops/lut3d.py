@@ -8,7 +8,8 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import ColorOp, freeze_lut
+from oxi_cli.ops.base import ColorOp, Encoded, freeze_lut, lut_domain
+from oxi_cli.ops.codes import LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR
 
 Interp = Literal["tetrahedral", "trilinear"]
 MIN_SIZE, MAX_SIZE = 2, 256
@@ -36,6 +37,13 @@ class Lut3d(ColorOp):
     @property
     def size(self) -> int:
         return int(self.table.shape[0])
+
+    def encode(self, has_alpha: bool) -> Encoded:
+        code = LUT3D_TETRAHEDRAL if self.interp == "tetrahedral" else LUT3D_TRILINEAR
+        return Encoded(code, lut_domain(self), self.table)
+
+    def table_bytes(self) -> int:
+        return self.size**3 * 16
 
     @classmethod
     def from_red_fastest(cls, rows: np.ndarray, size: int, **kwargs: object) -> Lut3d:

@@ -9,7 +9,8 @@ from typing import ClassVar
 import numpy as np
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import ColorOp, check_finite
+from oxi_cli.ops.base import ColorOp, Encoded, check_finite
+from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA
 
 IDENTITY16 = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
@@ -73,5 +74,7 @@ class Matrix(ColorOp):
     def is_identity(self) -> bool:
         return self.m == IDENTITY16 and self.offset == (0.0, 0.0, 0.0, 0.0)
 
-    def dispatch(self, backend, src, dst, has_alpha: bool) -> None:  # type: ignore[override]
-        backend.matrix(src, dst, self, has_alpha)
+    def encode(self, has_alpha: bool) -> Encoded:
+        # A matrix that leaves alpha alone must not route it through zero coefficients (0 * Inf = NaN).
+        code = MATRIX_RGBA if has_alpha and self.touches_alpha() else MATRIX_RGB
+        return Encoded(code, [*self.m, *self.offset])

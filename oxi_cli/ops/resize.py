@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar, Literal
 
 import numpy as np
 
 from oxi_cli.errors import OpError, UsageError
-from oxi_cli.ops.base import ImageOp
+from oxi_cli.ops.base import AxisStep, ImageOp
 
 FilterName = Literal["lanczos3", "catmull-rom", "mitchell", "triangle", "box"]
 # Filter half-widths in source pixels at scale 1.
@@ -55,6 +55,18 @@ class Resize(ImageOp):
 
     def out_size(self, width: int, height: int) -> tuple[int, int]:
         return self.width, self.height
+
+    def axis_step(self, axis: int, size: int) -> AxisStep:
+        return _axis_step(self.filter, size, self.height if axis == 0 else self.width)
+
+    def piece(self, rows: tuple[int, ...], cols: tuple[int, ...]) -> Resize:
+        """The piece's output size, and where it lies in the whole resize so it uses the image's weights."""
+        return replace(
+            self, width=cols[4] - cols[3], height=rows[4] - rows[3], rows=tuple(rows[:4]), cols=tuple(cols[:4])
+        )
+
+    def sample(self) -> Resize:
+        return replace(self, width=2, height=2)
 
     def weights(self, axis: int, src: int, dst: int) -> AxisWeights:
         """Taps and weights for axis 0 (rows) or 1 (columns) of a `src` -> `dst` pixel piece; every backend
@@ -164,6 +176,15 @@ def window_weights(
         weight=np.ascontiguousarray(ax.weight[rows]),
         count=np.ascontiguousarray(ax.count[rows]),
     )
+
+
+@lru_cache(maxsize=32)
+def _axis_step(filter_name: str, src: int, dst: int) -> AxisStep:
+    """The input range each output range reads: suffix minimum of the first tap, prefix maximum of the last."""
+    ax = image_weights(filter_name, src, dst)
+    first = ax.index[:, 0].astype(np.int64)
+    last = ax.index[np.arange(dst), ax.count - 1].astype(np.int64)
+    return AxisStep(src, dst, first=np.minimum.accumulate(first[::-1])[::-1], last=np.maximum.accumulate(last))
 
 
 # --- the one syntax for sizes and scales: `oxi resize --size/--scale`, `oxi run --resize`, recipes ---------

@@ -107,7 +107,7 @@ def test_thread_count_applies_on_the_thread_that_runs_the_kernels():
 
     def work() -> None:
         h = backend.upload(np.ones((4, 4, 3), np.float32))
-        backend.cdl(h, h, Cdl(slope=2.0))
+        backend.color_chain(h, h, [Cdl(slope=2.0)], False)
         seen.append(numba.get_num_threads())
 
     worker = threading.Thread(target=work)

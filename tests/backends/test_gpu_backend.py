@@ -164,24 +164,28 @@ def test_shader_files_are_found_and_templates_are_strict():
 
     for name in ("cdl", "matrix", "lut1d", "lut3d", "resize", "blur", "color"):
         assert (wgsl_dir() / f"{name}.wgsl").is_file()
-    code = render("color.wgsl", {"VEC4": True, "CH": 4, "ALPHA": False, "CHAIN": "    x = apply_op(0u, x, ops[0]);"})
+    from oxi_cli.ops.codes import wgsl_constants
+
+    spec = {"VEC4": True, "CH": 4, "ALPHA": False, "CHAIN": "    x = apply_op(0u, x, ops[0]);"}
+    code = render("color.wgsl", {**spec, "OP_CODES": wgsl_constants()})
     assert "fn main" in code and "fn cdl_noclamp" in code and "fn lut3d_tetrahedral" in code
+    assert "const LUT3D_TRILINEAR: u32 = 6u;" in code
     assert "#include" not in render("resize.wgsl", {"VERTICAL": True, "T": "f32", "PX": 3})
     with pytest.raises(KeyError, match="ALPHA"):
-        render("color.wgsl", {"VEC4": True, "CH": 4, "CHAIN": ""})
+        render("color.wgsl", {"VEC4": True, "CH": 4, "CHAIN": "", "OP_CODES": ""})
     assert load_wgsl("common.wgsl") is load_wgsl("common.wgsl")
 
 
 def test_spatial_op_refuses_to_write_over_its_source(gpu_backend):
     h = gpu_backend.upload(np.ones((4, 4, 3), np.float32))
     with pytest.raises(ProcessingError, match="destination apart"):
-        gpu_backend.blur(h, h, Blur(1.0))
+        gpu_backend.spatial(h, h, Blur(1.0))
 
 
 def test_colour_op_needs_three_channels(gpu_backend):
     h = gpu_backend.upload(np.ones((4, 4, 2), np.float32))
     with pytest.raises(ProcessingError, match="R, G, B"):
-        gpu_backend.cdl(h, h, Cdl(slope=2.0))
+        gpu_backend.color_chain(h, h, [Cdl(slope=2.0)], False)
 
 
 def test_image_beyond_the_largest_buffer_is_a_clear_error(gpu_backend):
@@ -199,19 +203,19 @@ def test_limits_report_the_binding_window(gpu_backend, small_window_gpu):
     assert small_window_gpu._chunk == SMALL_STAGING
 
 
-def test_prepare_compiles_every_pipeline_the_chain_needs(gpu_backend):
+def test_warm_up_compiles_every_pipeline_the_chain_needs(gpu_backend):
+    from oxi_cli.execute import run_chain, warm_up
+
     # Six channels: a specialisation no other test compiles, so every pipeline here is new.
     lut = Lut3d(np.random.default_rng(3).random((9, 9, 9, 3), np.float32), interp="trilinear")
     ops = [Cdl(slope=1.2, style="asc"), lut, Resize(9, 7, "mitchell"), Blur(1.0)]
     before = gpu_backend.pipelines.compiled
-    gpu_backend.prepare(ops, 6, False)
+    warm_up(gpu_backend, ops, 6, False, half_input=False)
     assert gpu_backend.pipelines.compiled > before
     prepared = gpu_backend.pipelines.compiled
     img = ref.hdr_image((13, 11, 6), seed=6)
-    run_color(gpu_backend, img, "cdl", ops[0])
-    run_color(gpu_backend, img, "lut3d", ops[1])
-    run_spatial(gpu_backend, img, "resize", ops[2], (7, 9))
-    run_spatial(gpu_backend, img, "blur", ops[3], (13, 11))
+    planes = [np.ascontiguousarray(img[..., c]) for c in range(6)]
+    gpu_backend.download_planes(run_chain(gpu_backend, planes, ops, False))
     assert gpu_backend.pipelines.compiled == prepared
 
 

@@ -243,7 +243,7 @@ def test_colour_chain_equals_its_ops_one_by_one_on_the_gpu(gpu_backend):
     gpu_backend.color_chain(fused, fused, ops, True)
     single = gpu_backend.upload(img.copy())
     for op in ops:
-        op.dispatch(gpu_backend, single, single, True)
+        gpu_backend.color_chain(single, single, [op], True)
     assert_bits_equal(gpu_backend.download(fused), gpu_backend.download(single), "fused chain vs op by op")
 
 

@@ -19,7 +19,7 @@ assert oxi_cli.__file__.startswith(sys.prefix), f"imported {oxi_cli.__file__}, n
 assert str(wgsl_dir()).startswith(sys.prefix), f"shaders from {wgsl_dir()}, not the installed wheel"
 gpu = WgpuBackend(int(sys.argv[1]))
 h = gpu.upload(np.full((3, 5, 4), 0.5, np.float32))
-gpu.cdl(h, h, Cdl(slope=2.0, offset=0.25))
+gpu.color_chain(h, h, [Cdl(slope=2.0, offset=0.25)], False)
 out = gpu.download(h)
 assert np.allclose(out[..., :3], 1.25) and np.allclose(out[..., 3], 0.5), out
 print("ok", wgsl_dir())

@@ -13,15 +13,15 @@ from oxi_cli.ops import Cdl
 
 
 class TimedCpuBackend(CpuBackend):
-    """The real CPU backend, noting when each cdl call runs."""
+    """The real CPU backend, noting when each colour chain runs."""
 
     def __init__(self) -> None:
         super().__init__()
         self.calls: list[tuple[float, float]] = []
 
-    def cdl(self, src, dst, op) -> None:  # noqa: ANN001
+    def color_chain(self, src, dst, ops, has_alpha) -> None:  # noqa: ANN001
         t0 = time.perf_counter()
-        super().cdl(src, dst, op)
+        super().color_chain(src, dst, ops, has_alpha)
         time.sleep(0.002)  # long enough that unserialised calls would surely overlap
         self.calls.append((t0, time.perf_counter()))
 
@@ -35,14 +35,14 @@ def test_calls_from_many_threads_never_overlap_and_match_a_direct_call():
     expected = []
     for img in images:
         h = backend.upload(img.copy())
-        backend.cdl(h, h, op)
+        backend.color_chain(h, h, [op], True)
         expected.append(backend.download(h).copy())
     backend.calls.clear()
     results: dict[int, np.ndarray] = {}
 
     def work(i: int) -> None:
         h = shared.upload(images[i].copy())
-        op.dispatch(shared, h, h, True)  # as the executor calls it
+        shared.color_chain(h, h, [op], True)  # as the executor calls it
         results[i] = shared.download(h).copy()
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(len(images))]

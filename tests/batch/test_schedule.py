@@ -6,8 +6,9 @@ import itertools
 
 import pytest
 
-from oxi_cli.batch.schedule import Footprint, Scheduler, parse_size
+from oxi_cli.batch.schedule import Footprint, Scheduler
 from oxi_cli.errors import UsageError
+from oxi_cli.plan import parse_size
 
 
 def simulate(scheduler: Scheduler, sizes: list[int], finish_order: str = "fifo") -> int:
@@ -70,4 +71,4 @@ def test_memory_sizes(text: str, value: int):
 @pytest.mark.parametrize("text", ["", "lots", "-1G", "0"])
 def test_bad_memory_sizes(text: str):
     with pytest.raises(UsageError, match="--memory-budget"):
-        parse_size(text)
+        parse_size(text, "--memory-budget")

@@ -15,10 +15,12 @@ FLT_MIN = float(np.finfo(np.float32).tiny)
 
 
 def run_color(backend: Any, img: np.ndarray, method: str, op: Any, *args: Any, inplace: bool = True) -> np.ndarray:
-    """backend.<method>(src, dst, op, *args) on a copy of img; dst is src when `inplace`."""
+    """The colour op `method` names as a chain of one (as the executor runs it) on a copy of img; dst is src
+    when `inplace`; args: (has_alpha,) for a matrix."""
     src = backend.upload(img.copy())  # upload may adopt the array; keep the caller's input pristine
     dst = src if inplace else backend.allocate(*img.shape)
-    getattr(backend, method)(src, dst, op, *args)
+    assert op.name == method
+    backend.color_chain(src, dst, [op], bool(args[0]) if args else False)
     return np.array(backend.download(dst), dtype=np.float32, copy=True)
 
 
@@ -34,10 +36,11 @@ def assert_separate_destination_matches_in_place(
 
 
 def run_spatial(backend: Any, img: np.ndarray, method: str, op: Any, out_hw: tuple[int, int]) -> np.ndarray:
-    """backend.<method>(src, dst, op) into a freshly allocated (out_h, out_w, C) destination."""
+    """The image op `method` names into a freshly allocated (out_h, out_w, C) destination."""
     src = backend.upload(img.copy())
     dst = backend.allocate(out_hw[0], out_hw[1], img.shape[2])
-    getattr(backend, method)(src, dst, op)
+    assert op.name == method
+    backend.spatial(src, dst, op)
     out = np.array(backend.download(dst), dtype=np.float32, copy=True)
     assert out.shape == (*out_hw, img.shape[2]), f"output shape {out.shape}, expected {(*out_hw, img.shape[2])}"
     return out

@@ -31,7 +31,7 @@ def test_fused_chain_equals_op_by_op_bit_for_bit(cpu_backend, channels):
     ops = _ops(1)
     one_by_one = cpu_backend.upload(img.copy())
     for op in ops:
-        op.dispatch(cpu_backend, one_by_one, one_by_one, has_alpha)
+        cpu_backend.color_chain(one_by_one, one_by_one, [op], has_alpha)
     fused = cpu_backend.upload(img.copy())
     cpu_backend.color_chain(fused, fused, ops, has_alpha)
     np.testing.assert_array_equal(cpu_backend.download(fused), cpu_backend.download(one_by_one))

@@ -35,14 +35,14 @@ def _bits(a: np.ndarray) -> np.ndarray:
 def _planned(ops, image, backend, force):
     spec = ImageSpec(image.width, image.height, image.channels, image.meta)
     ram, vram = LIMITS[force]
-    plan = make_plan(spec, ops, backend.limits(), ram, vram, force, backend_name=backend.name, runtime=0)
+    plan = make_plan(spec, ops, backend.limits(), ram, vram, force, runtime=0)
     assert plan.count > 1, "the limits must split the image, or there is no seam to test"
     return plan, run_in_memory(ops, image, backend, plan, out_type="float")
 
 
 def _single(ops, image, backend):
     spec = ImageSpec(image.width, image.height, image.channels, image.meta)
-    plan = make_plan(spec, ops, backend.limits(), 1 << 40, 1 << 40, "single", backend_name=backend.name, runtime=0)
+    plan = make_plan(spec, ops, backend.limits(), 1 << 40, 1 << 40, "single", runtime=0)
     return run_in_memory(ops, image, backend, plan, out_type="float")
 
 

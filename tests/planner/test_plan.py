@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import OpenEXR
@@ -26,7 +27,9 @@ from oxi_cli.plan import (
 )
 
 BIG = 1 << 40
-LIMITS = DeviceLimits(BIG, BIG, 1 << 20, BIG, BIG, True)
+LIMITS = DeviceLimits(BIG, BIG, 1 << 20, BIG, BIG, True, adopts_host_arrays=True)  # the CPU's
+DISCRETE_GPU = replace(LIMITS, shares_host_memory=False, adopts_host_arrays=False)
+SOFTWARE_GPU = replace(LIMITS, shares_host_memory=True, adopts_host_arrays=False)
 
 
 def spec(width: int = 1000, height: int = 600, header: dict | None = None, fmt: str = "exr") -> ImageSpec:
@@ -108,7 +111,7 @@ def test_colour_only_single_pass_counts_file_planes_and_float_work():
 def test_colour_only_bands_fit_three_decoded_one_working_and_two_encoded_bands():
     p = plan([Cdl(slope=1.2)], ram=1_000_000, force="streaming")
     # Per 1000-pixel row: 3 * 8 B in + 12 B work + 2 * 8 B out = 52000 B, so 19 rows fit 1,000,000 B.
-    assert p.band_rows == 19
+    assert p.tile_height == 19
     assert p.count == math.ceil(600 / 19)
     assert p.ram_bytes == 52_000 * 19
 
@@ -117,7 +120,7 @@ def test_blur_bands_pay_for_their_halo_rows():
     p = plan([Blur(2.0)], ram=2_000_000, force="streaming")
     # All of RGBA works (16 B/px float). A middle band of n rows reads n + 12: in (n+12)*8000, work
     # (n+12)*32000 (source and blurred copy), out n*8000 twice: 72000 n + 672000 <= 2e6 gives n = 18.
-    assert p.band_rows == 18
+    assert p.tile_height == 18
     assert p.read_rows == 30
     assert p.ram_bytes == 72_000 * 18 + 672_000
 
@@ -132,8 +135,8 @@ def test_a_device_that_only_holds_thin_strips_gets_square_tiles_reading_less_hal
 
 def test_a_gpu_in_host_memory_counts_its_buffers_in_ram_too():
     ops = [Blur(2.0)]
-    discrete = plan(ops, backend_name="gpu", shared_memory=False)
-    software = plan(ops, backend_name="gpu", shared_memory=True)
+    discrete = plan(ops, limits=DISCRETE_GPU)
+    software = plan(ops, limits=SOFTWARE_GPU)
     assert software.ram_bytes - discrete.ram_bytes == software.vram_bytes
 
 
@@ -196,7 +199,7 @@ def test_streaming_notes_tiled_and_bottom_up_inputs():
 
 
 def test_a_gpu_plan_bands_a_resize_anywhere_with_the_images_weights():
-    p = plan([Resize(500, 240)], ram=4 << 20, backend_name="gpu", shared_memory=False)
+    p = plan([Resize(500, 240)], ram=4 << 20, limits=DISCRETE_GPU)
     assert p.strategy == "streaming" and p.count > 1 and p.fits
     assert not any("multiples" in n for n in p.notes)
 
@@ -204,7 +207,7 @@ def test_a_gpu_plan_bands_a_resize_anywhere_with_the_images_weights():
 def test_the_plan_serialises_to_json():
     p = plan([Blur(2.0)], ram=4 << 20)
     d = json.loads(json.dumps(p.to_dict()))
-    assert d["strategy"] == "streaming" and d["tile_height"] == p.band_rows and d["fits"] is True
+    assert d["strategy"] == "streaming" and d["tile_height"] == p.tile_height and d["fits"] is True
     assert "bands of" in p.summary()
 
 

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, host_limits
-from oxi_cli.backends.cpu.jit import set_threads
-from oxi_cli.backends.cpu.kernels import blur, cdl, color, lut1d, lut3d, matrix, resize
+from oxi_cli.backends.cpu.kernels import blur, color, resize
 from oxi_cli.backends.cpu.kernels import half as halves
 from oxi_cli.errors import ProcessingError
-from oxi_cli.ops import Blur, Cdl, ColorOp, Lut1d, Lut3d, Matrix, Op, Resize
-from oxi_cli.ops import program as codes
-from oxi_cli.ops.program import Program, compile_program
+from oxi_cli.jit import set_threads
+from oxi_cli.ops import Blur, ColorOp, ImageOp, Resize
+from oxi_cli.ops.program import compile_program
 
 
 class Planes:
@@ -43,20 +41,6 @@ class Planes:
         return halves.bits(self.arrays[channel])
 
 
-def _lone_op(program: Program, r, g, b, a, ro, go, bo, ao) -> None:  # noqa: ANN001
-    """A chain of one op runs that op's own kernel (see kernels/cdl.py), not the interpreter."""
-    code, o, to, n = (int(v) for v in program.ops[0])
-    p, t = program.params[o:], program.tables[to:]
-    if code in (codes.CDL_NOCLAMP, codes.CDL_ASC):
-        cdl.cdl_planes(code == codes.CDL_ASC, r, g, b, ro, go, bo, p)
-    elif code in (codes.MATRIX_RGB, codes.MATRIX_RGBA):
-        matrix.matrix_planes(code == codes.MATRIX_RGBA, r, g, b, a, ro, go, bo, ao, p)
-    elif code == codes.LUT1D:
-        lut1d.lut1d_planes(r, g, b, ro, go, bo, p, t, n)
-    else:
-        lut3d.lut3d_planes(code == codes.LUT3D_TETRAHEDRAL, r, g, b, ro, go, bo, p, t, n)
-
-
 def _reusable(plane: np.ndarray, dtype: type) -> bool:
     return plane.dtype == dtype and plane.flags.c_contiguous and plane.flags.writeable
 
@@ -75,18 +59,6 @@ class CpuBackend:
 
     def limits(self) -> DeviceLimits:
         return host_limits()
-
-    def prepare(self, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool = False) -> None:
-        """Load each kernel the chain runs from Numba's cache (or compile it): the executor's own path on a
-        2x2 image of the element type it will see (`half_input`: the working channels are half, and so, as a
-        rule, will the output's be)."""
-        from oxi_cli.execute import run_chain
-
-        dtype = np.float16 if half_input else np.float32
-        small = [replace(op, width=2, height=2) if isinstance(op, Resize) else op for op in ops]
-        planes = [np.ones((2, 2), dtype) for _ in range(channels)]
-        handle = run_chain(self, planes, small, has_alpha, adopt=True, half_result=half_input)
-        self.download_planes(handle, dtype)
 
     def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> Planes:
         """An (H, W, C) array or C (H, W) planes; half planes stay half when `half` allows, else float32.
@@ -131,25 +103,18 @@ class CpuBackend:
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
         planes = (src.bits(0), src.bits(1), src.bits(2), src.bits(alpha),
                   dst.bits(0), dst.bits(1), dst.bits(2), dst.bits(alpha))
-        if len(program.ops) == 1:
-            _lone_op(program, *planes)
+        if len(program.ops) == 1:  # a chain of one op runs that op's own loop (kernels/color.py)
+            _, o, to, n = (int(v) for v in program.ops[0])
+            color.LONE_LOOPS[int(program.ops[0, 0])](*planes, program.params[o:], program.tables[to:], n)
         else:
             color.color_chain(*planes, program.ops, program.params, program.tables, program.uses_alpha)
 
-    def cdl(self, src: Planes, dst: Planes, op: Cdl) -> None:
-        self.color_chain(src, dst, [op], False)
-
-    def matrix(self, src: Planes, dst: Planes, op: Matrix, has_alpha: bool) -> None:
-        self.color_chain(src, dst, [op], has_alpha)
-
-    def lut1d(self, src: Planes, dst: Planes, op: Lut1d) -> None:
-        self.color_chain(src, dst, [op], False)
-
-    def lut3d(self, src: Planes, dst: Planes, op: Lut3d) -> None:
-        self.color_chain(src, dst, [op], False)
+    def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
+        """Run one image op: the method of this backend named after it (resize, blur)."""
+        self._here()
+        getattr(self, op.name)(src, dst, op)
 
     def resize(self, src: Planes, dst: Planes, op: Resize) -> None:
-        self._here()
         h, w, c = src.shape
         ys = op.weights(0, h, dst.shape[0])
         xs = op.weights(1, w, dst.shape[1])
@@ -157,7 +122,6 @@ class CpuBackend:
             resize.resize(src.rows(i), dst.rows(i), 1, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count)
 
     def blur(self, src: Planes, dst: Planes, op: Blur) -> None:
-        self._here()
         weights = op.weights().astype(np.float32)
         for i in range(src.shape[2]):
             blur.blur(src.rows(i), dst.rows(i), 1, weights)

@@ -20,7 +20,7 @@ def _simd_level() -> str:
 
 def cpu_info() -> dict[str, object]:
     """A JSON-ready description of the CPU backend (imports numba, so call it lazily)."""
-    from oxi_cli.backends.cpu import jit  # sets the cache folder before numba loads
+    from oxi_cli import jit  # sets the cache folder before numba loads
 
     numba = jit.numba
     try:

@@ -10,7 +10,7 @@ import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,8 @@ from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
 from oxi_cli.backends.gpu.shaders import PipelineCache
 from oxi_cli.errors import BackendUnavailable, GpuFailure, ProcessingError
-from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops import Blur, ColorOp, ImageOp, Resize
+from oxi_cli.ops.codes import wgsl_constants
 from oxi_cli.ops.program import compile_program
 
 # Offsets of bound windows are multiples of this: the largest min-storage-buffer-offset-alignment
@@ -34,6 +35,8 @@ MAX_DIM = 1 << 20
 # download at 17, 256 MiB at 27 and 20; 128 MiB keeps most of that for half the host memory.
 STAGING_BYTES = 128 << 20
 TABLE_SLABS = 4
+# Resident size of a process with wgpu's library and a device open, before any pixel (2-core box).
+RUNTIME_BYTES = 224 << 20
 POOL_BYTES = 2 << 30  # at most, and a quarter of the device's memory  # lut3d.wgsl binds a table as up to four windows
 # Host copies to and from mapped staging memory run in pieces on several threads (numpy releases the GIL):
 # one core's memcpy (~10 GB/s) would otherwise cap the transfer rate.
@@ -220,6 +223,10 @@ class WgpuBackend:
             total_memory=total,
             usable_memory=int(total * 0.6),
             detected=self.adapter.memory is not None,
+            shares_host_memory=self.adapter.kind in ("software", "integrated"),
+            # Two upload and two download staging buffers: host-visible memory, in the RSS once touched.
+            host_overhead=4 * self._chunk,
+            runtime_bytes=RUNTIME_BYTES,
         )
 
     @_gpu_errors
@@ -323,29 +330,6 @@ class WgpuBackend:
         return out
 
     @_gpu_errors
-    def prepare(
-        self, ops: Sequence[ColorOp | ImageOp], channels: int, has_alpha: bool, half_input: bool = False
-    ) -> None:
-        """Compile every pipeline the chain needs and upload its tables, by running it on a 2x2 image
-        (the executor calls this on a worker thread while the input decodes). Both transfer formats are
-        compiled whatever `half_input` says: they cost little and outputs may differ from inputs.
-        """
-        tiny = self.upload(np.ones((2, 2, channels), np.float16))  # the half transfer pipelines too
-        colour: list[ColorOp] = []
-        for op in [*ops, None]:
-            if isinstance(op, ColorOp):
-                colour.append(op)
-                continue
-            if colour:  # as the executor fuses them, and each op alone, as per-op calls run them
-                for chain in {tuple(colour), *((c,) for c in colour)}:
-                    self.color_chain(tiny, tiny, chain, has_alpha)
-                colour = []
-            if op is not None:
-                small = replace(op, width=2, height=2) if isinstance(op, Resize) else op
-                small.dispatch(self, tiny, self.allocate(2, 2, channels))
-        self.download(tiny, np.empty((2, 2, channels), np.float16))
-
-    @_gpu_errors
     def finish(self) -> None:
         """Wait until every submitted command has run (reading a buffer waits for the queue; wgpu-py 0.32's
         on_submitted_work_done_sync is broken). For timing; the protocol's download waits by itself.
@@ -364,19 +348,8 @@ class WgpuBackend:
         n_ops = int(program.ops.shape[0])
         uniform = self._uniform(np.array([n_ops, slab, 0, 0], np.uint32))
         chain = "\n".join(f"    x = apply_op({code}u, x, ops[{j}]);" for j, code in enumerate(program.key))
-        self._color(src, dst, "color.wgsl", {"ALPHA": program.uses_alpha, "CHAIN": chain}, uniform, bindings)
-
-    def cdl(self, src: GpuImage, dst: GpuImage, op: Cdl) -> None:
-        self.color_chain(src, dst, [op], False)
-
-    def matrix(self, src: GpuImage, dst: GpuImage, op: Matrix, has_alpha: bool) -> None:
-        self.color_chain(src, dst, [op], has_alpha)
-
-    def lut1d(self, src: GpuImage, dst: GpuImage, op: Lut1d) -> None:
-        self.color_chain(src, dst, [op], False)
-
-    def lut3d(self, src: GpuImage, dst: GpuImage, op: Lut3d) -> None:
-        self.color_chain(src, dst, [op], False)
+        spec = {"ALPHA": program.uses_alpha, "CHAIN": chain, "OP_CODES": wgsl_constants()}
+        self._color(src, dst, "color.wgsl", spec, uniform, bindings)
 
     def _program(self, ops: Sequence[ColorOp], has_alpha: bool) -> tuple[Any, dict, int]:
         """The chain compiled by ops.program (as the CPU runs it) and its device buffers.
@@ -404,6 +377,10 @@ class WgpuBackend:
         return program, bindings, slab
 
     # --- protocol: spatial ops ---------------------------------------------------------------------------
+
+    def spatial(self, src: GpuImage, dst: GpuImage, op: ImageOp) -> None:
+        """Run one image op: the method of this backend named after it (resize, blur)."""
+        getattr(self, op.name)(src, dst, op)
 
     @_gpu_errors
     def resize(self, src: GpuImage, dst: GpuImage, op: Resize) -> None:

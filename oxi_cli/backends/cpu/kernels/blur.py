@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import prange, spatial_kernel
 from oxi_cli.backends.cpu.kernels.half import as_float, stored
+from oxi_cli.jit import prange, spatial_kernel
 
 # Floats per strip: the accumulator strip stays in L1 while every tap streams past it (3-4x faster than
 # sweeping whole 64 KB rows once per tap).

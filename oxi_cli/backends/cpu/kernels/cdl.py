@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
 from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP
 
 LUMA_R, LUMA_G, LUMA_B = np.float32(0.2126), np.float32(0.7152), np.float32(0.0722)
 ZERO, ONE = np.float32(0.0), np.float32(1.0)
@@ -58,3 +59,10 @@ def cdl_planes(asc, r_in, g_in, b_in, r_out, g_out, b_out, p):
         for i in prange(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, cdl_noclamp(r, g, b, p, 0))
+
+
+# A chain of this op alone runs these loops (backend.color_chain), keyed by op code.
+LONE = {
+    CDL_NOCLAMP: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_planes(False, r, g, b, ro, go, bo, p),
+    CDL_ASC: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_planes(True, r, g, b, ro, go, bo, p),
+}

@@ -8,28 +8,24 @@ holds every op. Same per-pixel functions, so the results are bit-identical.
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange
+from oxi_cli.backends.cpu.kernels import cdl, lut1d, lut3d, matrix
 from oxi_cli.backends.cpu.kernels.cdl import cdl_asc, cdl_noclamp
 from oxi_cli.backends.cpu.kernels.half import as_float, stored
-from oxi_cli.backends.cpu.kernels.lut1d import lut1d
+from oxi_cli.backends.cpu.kernels.lut1d import lut1d as lut1d_rgb
 from oxi_cli.backends.cpu.kernels.lut3d import lut3d_tetrahedral, lut3d_trilinear
 from oxi_cli.backends.cpu.kernels.matrix import matrix_rgb, matrix_rgba
-from oxi_cli.ops.program import (
-    CDL_ASC,
-    CDL_NOCLAMP,
-    LUT1D,
-    LUT3D_TETRAHEDRAL,
-    MATRIX_RGB,
-    MATRIX_RGBA,
-)
+from oxi_cli.jit import kernel, prange
+from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP, LUT1D, LUT3D_TETRAHEDRAL, MATRIX_RGB, MATRIX_RGBA
 
 ONE = np.float32(1.0)
+# Op code -> the loop that runs a chain of that op alone, as each op's kernel module declares it.
+LONE_LOOPS = {**cdl.LONE, **matrix.LONE, **lut1d.LONE, **lut3d.LONE}
 
 
 @kernel
 def color_chain(r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, ops, p, t, uses_alpha):
     """Planes in and out are flat, float32 or half bits (kernels/half.py); alpha is read and written only
-    when `uses_alpha`. ops rows are (code, param offset, table offset, table size) from ops.program."""
+    when `uses_alpha`. ops rows are (code, param offset, table offset, table size) from ops/program.py."""
     for i in prange(r_in.shape[0]):
         r, g, b = as_float(r_in[i]), as_float(g_in[i]), as_float(b_in[i])
         a = as_float(a_in[i]) if uses_alpha else ONE
@@ -44,7 +40,7 @@ def color_chain(r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, ops, p, t, u
             elif code == MATRIX_RGBA:
                 r, g, b, a = matrix_rgba(r, g, b, a, p, o)
             elif code == LUT1D:
-                r, g, b = lut1d(r, g, b, p, o, t, to, n)
+                r, g, b = lut1d_rgb(r, g, b, p, o, t, to, n)
             elif code == LUT3D_TETRAHEDRAL:
                 r, g, b = lut3d_tetrahedral(r, g, b, p, o, t, to, n)
             else:

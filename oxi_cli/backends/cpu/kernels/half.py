@@ -14,7 +14,7 @@ from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
+from oxi_cli.jit import kernel, prange, serial
 
 
 def _in_hardware() -> bool:

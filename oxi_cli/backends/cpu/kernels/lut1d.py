@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
 from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.ops.codes import LUT1D
 
 ZERO = np.float32(0.0)
 
@@ -38,3 +39,7 @@ def lut1d_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
     for i in prange(r_in.shape[0]):
         r, g, b = load_rgb(r_in, g_in, b_in, i)
         store_rgb(r_out, g_out, b_out, i, lut1d(r, g, b, p, 0, t, 0, n))
+
+
+# A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
+LONE = {LUT1D: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_planes(r, g, b, ro, go, bo, p, t, n)}

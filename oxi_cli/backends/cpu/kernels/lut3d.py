@@ -2,9 +2,10 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
 from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.lut1d import lut_index
+from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.ops.codes import LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR
 
 ONE = np.float32(1.0)
 
@@ -88,3 +89,10 @@ def lut3d_planes(tetrahedral, r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
         for i in prange(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, lut3d_trilinear(r, g, b, p, 0, t, 0, n))
+
+
+# A chain of this op alone runs these loops (backend.color_chain), keyed by op code.
+LONE = {
+    LUT3D_TETRAHEDRAL: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_planes(True, r, g, b, ro, go, bo, p, t, n),
+    LUT3D_TRILINEAR: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_planes(False, r, g, b, ro, go, bo, p, t, n),
+}

@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import kernel, prange, serial
 from oxi_cli.backends.cpu.kernels.half import as_float, load_rgb, store_rgb, stored
+from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA
 
 ONE = np.float32(1.0)
 
@@ -42,3 +43,10 @@ def matrix_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
         for i in prange(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, matrix_rgb(r, g, b, p, 0))
+
+
+# A chain of this op alone runs these loops (backend.color_chain), keyed by op code.
+LONE = {
+    MATRIX_RGB: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(False, r, g, b, a, ro, go, bo, ao, p),
+    MATRIX_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(True, r, g, b, a, ro, go, bo, ao, p),
+}

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.jit import prange, serial, spatial_kernel
 from oxi_cli.backends.cpu.kernels.half import as_float, stored
+from oxi_cli.jit import prange, serial, spatial_kernel
 
 
 @serial

@@ -1,4 +1,5 @@
-"""One place for Numba's options: a user-level cache folder and the decorator every kernel uses."""
+"""One place for Numba's options: a user-level cache folder and the decorators every kernel uses (the CPU
+backend's and the LUT row scanner's); below backends and formats, so neither imports the other."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from pathlib import Path
 
 def _sources_key() -> str:
     """A digest of every source a kernel is built from. Numba checks only the timestamp of the file that
-    defines a kernel, not of the files it calls into (kernels/half.py, cdl.py, ops/program.py's op codes):
+    defines a kernel, not of the files it calls into (kernels/half.py, cdl.py, ops/codes.py's op codes):
     a cache folder per digest means an edit or an upgrade never runs stale machine code."""
     here = Path(__file__).parent
     digest = hashlib.sha1()
-    for path in sorted([here / "jit.py", here.parent.parent / "ops" / "program.py", *here.glob("kernels/*.py")]):
+    kernels = (here / "backends" / "cpu" / "kernels").glob("*.py")
+    for path in sorted([here / "jit.py", here / "ops" / "codes.py", here / "formats" / "rows.py", *kernels]):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

@@ -1,0 +1,316 @@
+"""EXR scanline chunks (NONE, ZIPS, ZIP) decoded and encoded by oxi itself, chunk-parallel and GIL-free.
+
+OpenEXR's binding reads and writes bands only through its legacy classes, which hold the GIL for a whole
+call (NOTES §3): on many cores every other stage of a band pipeline then waits on them. The ZIP family is
+simple enough to do here: each chunk is zlib data (libdeflate through imagecodecs, which releases the GIL)
+of byte-reordered, delta-coded scanlines, undone by two small nogil Numba loops; chunks run on a pool of
+threads. Header bytes always come from OpenEXR (exr_stream does that): this module only moves pixels.
+Files it does not cover (tiled, multi-part, subsampled, other codecs) stay with exr_stream.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oxi_cli.errors import InputError, ProcessingError
+
+# Scanlines per chunk of the codecs handled here (OpenEXR's ImfCompression.h).
+LINES_PER_CHUNK = {"none": 1, "zips": 1, "zip": 16}
+_ZLIB_LEVEL = 4  # OpenEXR's default zip level: the same size/speed trade users get from oiiotool
+_BYTES = {"half": 2, "float": 4, "uint32": 4}
+_DTYPES = {"half": np.dtype("<f2"), "float": np.dtype("<f4"), "uint32": np.dtype("<u4")}
+
+
+@dataclass(frozen=True)
+class ChunkLayout:
+    """Where the bytes of each scanline chunk go: channels in file (alphabetical) order."""
+
+    width: int
+    height: int
+    y0: int  # data window top: chunk headers carry absolute y
+    channels: tuple[tuple[str, str], ...]  # (name, pixel type)
+    compression: str
+
+    @property
+    def lines(self) -> int:
+        return LINES_PER_CHUNK[self.compression]
+
+    @property
+    def row_bytes(self) -> int:
+        return self.width * sum(_BYTES[kind] for _, kind in self.channels)
+
+    @property
+    def count(self) -> int:
+        return -(-self.height // self.lines)
+
+    def rows_of(self, k: int) -> tuple[int, int]:
+        return k * self.lines, min(self.height, (k + 1) * self.lines)
+
+
+def _codec(header: dict[str, Any]) -> str | None:
+    import OpenEXR
+
+    names = {OpenEXR.NO_COMPRESSION: "none", OpenEXR.ZIPS_COMPRESSION: "zips", OpenEXR.ZIP_COMPRESSION: "zip"}
+    return names.get(header.get("compression"))
+
+
+def layout_for(header: dict[str, Any], pixel_types: dict[str, str]) -> ChunkLayout | None:
+    """The layout of a one-part scanline file with this header (as OpenEXR's binding gives it), or None when
+    this module cannot handle it."""
+    compression = _codec(header)
+    if compression is None or "tiles" in header:
+        return None
+    if any(kind not in _BYTES for kind in pixel_types.values()):
+        return None
+    line_order = header.get("lineOrder")
+    if line_order is not None and int(getattr(line_order, "value", line_order)) not in (0, 1):
+        return None  # RANDOM_Y: chunks may come in any order, but then the offset table still works
+    (x0, y0), (x1, y1) = header["dataWindow"]
+    return ChunkLayout(int(x1) - int(x0) + 1, int(y1) - int(y0) + 1, int(y0),
+                       tuple(sorted(pixel_types.items())), compression)
+
+
+# --- the byte filters (OpenEXR's ImfZip.cpp): reorder into two halves, then code each byte as a delta ---
+
+
+def _filters() -> tuple[Callable, Callable]:
+    from oxi_cli.jit import serial
+
+    @serial
+    def unfilter(t: np.ndarray, out: np.ndarray) -> None:
+        """Undo the delta coding in place in `t`, then interleave its two halves into `out`."""
+        n = t.shape[0]
+        for i in range(1, n):
+            t[i] = np.uint8((np.int32(t[i - 1]) + np.int32(t[i]) - 128) & 255)
+        half = (n + 1) // 2
+        for i in range(half):
+            out[2 * i] = t[i]
+        for i in range(n - half):
+            out[2 * i + 1] = t[half + i]
+
+    @serial
+    def refilter(raw: np.ndarray, t: np.ndarray) -> None:
+        """Split `raw`'s even and odd bytes into two halves of `t`, then delta-code `t` (last byte first)."""
+        n = raw.shape[0]
+        half = (n + 1) // 2
+        for i in range(half):
+            t[i] = raw[2 * i]
+        for i in range(n - half):
+            t[half + i] = raw[2 * i + 1]
+        for i in range(n - 1, 0, -1):
+            t[i] = np.uint8((np.int32(t[i]) - np.int32(t[i - 1]) + 128) & 255)
+
+    return unfilter, refilter
+
+
+_FILTERS: tuple[Callable, Callable] | None = None
+_POOL: ThreadPoolExecutor | None = None
+_LOCK = threading.Lock()
+
+
+def _filter_kernels() -> tuple[Callable, Callable]:
+    global _FILTERS
+    with _LOCK:
+        if _FILTERS is None:
+            _FILTERS = _filters()
+        return _FILTERS
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max(1, os.cpu_count() or 1), thread_name_prefix="oxi-exr")
+        return _POOL
+
+
+def _map(fn: Callable[[int], Any], items: Sequence[int]) -> list[Any]:
+    """fn over items on the chunk pool; the first failure is raised once all are done."""
+    return list(_pool().map(fn, items))
+
+
+def _lines_of(raw: np.ndarray, layout: ChunkLayout, lines: int) -> list[np.ndarray]:
+    """One (lines, width) array per channel, viewing a chunk's raw bytes."""
+    rows = raw.reshape(lines, layout.row_bytes)
+    out, col = [], 0
+    for _, kind in layout.channels:
+        span = layout.width * _BYTES[kind]
+        out.append(rows[:, col : col + span])
+        col += span
+    return out
+
+
+class ExrChunkReader:
+    """Rows [start, stop) of a one-part scanline NONE/ZIPS/ZIP file, decoded chunk by chunk in parallel.
+    `spec` (the file's, when the caller has it) rides along for the band pipeline."""
+
+    fresh = True
+
+    def __init__(self, path: Path, layout: ChunkLayout, header_bytes: int, spec: Any = None) -> None:
+        self.path = Path(path)
+        self.layout = layout
+        self.spec = spec
+        self.width, self.height = layout.width, layout.height
+        self._fd = os.open(self.path, os.O_RDONLY)
+        table = os.pread(self._fd, 8 * layout.count, header_bytes)
+        if len(table) != 8 * layout.count:
+            self.close()
+            raise self._corrupt("its chunk offset table is cut short")
+        self._offsets = np.frombuffer(table, "<u8").astype(np.int64)
+        self._size = os.fstat(self._fd).st_size
+        if (self._offsets < header_bytes).any() or (self._offsets >= self._size).any():
+            self.close()
+            raise self._corrupt("a chunk offset points outside the file")
+
+    def _corrupt(self, why: str) -> InputError:
+        return InputError(f"{self.path}: the EXR file is truncated or corrupt ({why}); re-export or re-copy it")
+
+    def read_rows(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        lay = self.layout
+        if not 0 <= start < stop <= lay.height:
+            raise ProcessingError(f"rows {start}..{stop} lie outside {self.path}'s {lay.height} rows")
+        planes = [np.empty((stop - start, lay.width), _DTYPES[kind]) for _, kind in lay.channels]
+        views = [p.view(np.uint8) for p in planes]
+        first, last = start // lay.lines, (stop - 1) // lay.lines
+
+        def one(k: int) -> None:
+            c0, c1 = lay.rows_of(k)
+            raw = self._chunk(k, c1 - c0)
+            lo, hi = max(c0, start), min(c1, stop)
+            for view, rows in zip(views, _lines_of(raw, lay, c1 - c0), strict=True):
+                view[lo - start : hi - start] = rows[lo - c0 : hi - c0]
+
+        _map(one, range(first, last + 1))
+        return {name: plane for (name, _), plane in zip(lay.channels, planes, strict=True)}
+
+    def _chunk(self, k: int, lines: int) -> np.ndarray:
+        """Chunk k's scanlines as raw bytes (lines * row_bytes)."""
+        expected = lines * self.layout.row_bytes
+        head = os.pread(self._fd, 8, int(self._offsets[k]))
+        if len(head) != 8:
+            raise self._corrupt(f"chunk {k} is cut short")
+        y, size = struct.unpack("<ii", head)
+        if y != self.layout.y0 + k * self.layout.lines or not 0 < size <= expected:
+            raise self._corrupt(f"chunk {k} has a bad header (y {y}, {size} bytes)")
+        data = os.pread(self._fd, size, int(self._offsets[k]) + 8)
+        if len(data) != size:
+            raise self._corrupt(f"chunk {k} is cut short")
+        if size == expected:  # stored as is: compressing it would not have made it smaller
+            return np.frombuffer(data, np.uint8)
+        return self._inflate(data, expected, k)
+
+    def _inflate(self, data: bytes, expected: int, k: int) -> np.ndarray:
+        import imagecodecs
+
+        t = np.empty(expected, np.uint8)
+        try:
+            got = imagecodecs.deflate_decode(data, out=t)
+        except Exception as e:
+            raise self._corrupt(f"chunk {k} does not inflate: {e}") from None
+        if len(got) != expected:
+            raise self._corrupt(f"chunk {k} inflates to {len(got)} bytes, not {expected}")
+        out = np.empty(expected, np.uint8)
+        _filter_kernels()[0](t, out)
+        return out
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> ExrChunkReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ExrChunkWriter:
+    """Writes a one-part scanline NONE/ZIPS/ZIP file top to bottom in bands: `prefix` (magic, version and
+    header, as OpenEXR writes them), the chunk offset table, then the chunks, compressed in parallel."""
+
+    def __init__(self, path: Path, prefix: bytes, layout: ChunkLayout, *, name: str | Path | None = None) -> None:
+        self.path = Path(path)
+        self.name = str(name or path)
+        self.layout = layout
+        self.rows_written = 0
+        self._pending: list[np.ndarray] | None = None  # rows short of a whole chunk, per channel
+        self._offsets = np.zeros(layout.count, np.uint64)
+        self._next_chunk = 0
+        self._file = open(self.path, "wb")  # noqa: SIM115 - closed by close() or abort()
+        self._file.write(prefix)
+        self._table_at = self._file.tell()
+        self._file.write(bytes(8 * layout.count))
+
+    def write_rows(self, planes: dict[str, np.ndarray]) -> None:
+        """The next rows of every channel, each (rows, width) in its pixel type."""
+        lay = self.layout
+        band = [np.ascontiguousarray(planes[name], dtype=_DTYPES[kind]) for name, kind in lay.channels]
+        rows = band[0].shape[0]
+        if any(p.shape != (rows, lay.width) for p in band):
+            raise ProcessingError(f"{self.name}: band channels must all be ({rows}, {lay.width})")
+        if self.rows_written + rows > lay.height:
+            raise ProcessingError(f"{self.name}: {self.rows_written + rows} rows written into {lay.height}")
+        if self._pending is not None:
+            band = [np.concatenate([old, new]) for old, new in zip(self._pending, band, strict=True)]
+            self._pending = None
+        self.rows_written += rows
+        have = band[0].shape[0]
+        whole = have if self.rows_written == lay.height else have // lay.lines * lay.lines
+        if whole < have:
+            self._pending = [p[whole:] for p in band]
+        if whole:
+            self._encode([p[:whole] for p in band], self._next_chunk * lay.lines)
+
+    def _encode(self, band: list[np.ndarray], start: int) -> None:
+        lay = self.layout
+        first = start // lay.lines
+        count = -(-band[0].shape[0] // lay.lines)
+
+        def one(i: int) -> bytes:
+            r0 = i * lay.lines
+            r1 = min(band[0].shape[0], r0 + lay.lines)
+            raw = np.empty((r1 - r0) * lay.row_bytes, np.uint8)
+            for rows, plane in zip(_lines_of(raw, lay, r1 - r0), band, strict=True):
+                rows[:] = plane[r0:r1].view(np.uint8)
+            data = self._deflate(raw)
+            return struct.pack("<ii", lay.y0 + start + r0, len(data)) + data
+
+        for i, chunk in enumerate(_map(one, range(count))):
+            self._offsets[first + i] = self._file.tell()
+            self._file.write(chunk)
+        self._next_chunk = first + count
+
+    def _deflate(self, raw: np.ndarray) -> bytes:
+        if self.layout.compression == "none":
+            return raw.tobytes()
+        import imagecodecs
+
+        t = np.empty_like(raw)
+        _filter_kernels()[1](raw, t)
+        data = imagecodecs.deflate_encode(t, level=_ZLIB_LEVEL)
+        return bytes(data) if len(data) < raw.size else raw.tobytes()
+
+    def close(self) -> None:
+        """Write the offset table; every row must have been written."""
+        try:
+            if self.rows_written != self.layout.height or self._next_chunk != self.layout.count:
+                written, height = self.rows_written, self.layout.height
+                raise ProcessingError(f"{self.name}: only {written} of {height} rows were written")
+            self._file.seek(self._table_at)
+            self._file.write(self._offsets.astype("<u8").tobytes())
+            self._file.flush()
+        finally:
+            self._file.close()
+
+    def abort(self) -> None:
+        self._file.close()

@@ -1,0 +1,24 @@
+"""The colour program's op codes: one table, read by ops, the CPU interpreter and (templated) the WGSL."""
+
+from __future__ import annotations
+
+# Row i is op code i. Each interpreter has one line per code: backends/cpu/kernels/color.py and
+# wgsl/color.wgsl (whose constants are generated from this table, so the two sides cannot disagree).
+CODE_NAMES = (
+    "CDL_NOCLAMP",
+    "CDL_ASC",
+    "MATRIX_RGB",
+    "MATRIX_RGBA",
+    "LUT1D",
+    "LUT3D_TETRAHEDRAL",
+    "LUT3D_TRILINEAR",
+)
+# The same codes as Python constants (Numba reads module globals as compile-time constants).
+CDL_NOCLAMP, CDL_ASC, MATRIX_RGB, MATRIX_RGBA, LUT1D, LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR = range(len(CODE_NAMES))
+if [globals()[name] for name in CODE_NAMES] != list(range(len(CODE_NAMES))):  # pragma: no cover
+    raise ImportError("ops/codes.py: the constants must follow CODE_NAMES")
+
+
+def wgsl_constants() -> str:
+    """The table as WGSL `const` lines, for color.wgsl's {{OP_CODES}}."""
+    return "\n".join(f"const {name}: u32 = {code}u;" for code, name in enumerate(CODE_NAMES))
