@@ -80,27 +80,6 @@ class Resize(ImageOp):
         """Filter half-width in source pixels for one axis (stretched when shrinking)."""
         return FILTER_RADIUS[self.filter] * max(1.0, src / dst)
 
-    @staticmethod
-    def resolve_size(
-        src_w: int,
-        src_h: int,
-        width: int | None = None,
-        height: int | None = None,
-        scale: float | None = None,
-    ) -> tuple[int, int]:
-        """Turn --width / --height / --size / --scale into a size, keeping the aspect when one side is given."""
-        if scale is not None:
-            if not (math.isfinite(scale) and scale > 0):
-                raise OpError(f"--scale must be a positive number, got {scale}")
-            return max(1, round(src_w * scale)), max(1, round(src_h * scale))
-        if width is not None and height is not None:
-            return width, height
-        if width is not None:
-            return width, max(1, round(src_h * width / src_w))
-        if height is not None:
-            return max(1, round(src_w * height / src_h)), height
-        raise OpError("resize needs one of --width, --height, --size or --scale")
-
 
 def filter_weight(name: str, d: np.ndarray) -> np.ndarray:
     """The named filter evaluated at distances `d` (float64, in filter units)."""
