@@ -7,3 +7,31 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __version__ = "0.1.0"
+
+
+def _guard_startup() -> None:
+    """Ctrl-C while the `oxi` command is still importing: exit 130 with one line, never a traceback.
+
+    This runs before anything else of oxi (the console script and `python -m oxi_cli` import this package
+    first); the CLI's entry point hands SIGINT back to Python's KeyboardInterrupt once it is ready to clean
+    up after itself. Only the command installs it: a library user or test runner keeps its own handler.
+    """
+    import os
+    import signal
+    import sys
+
+    argv = list(getattr(sys, "orig_argv", []))
+    as_module = any(argv[i] == "-m" and argv[i + 1].split(".")[0] == "oxi_cli" for i in range(len(argv) - 1))
+    if not (as_module or os.path.basename(sys.argv[0]) in ("oxi", "oxi.exe")):
+        return
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        os.write(2, b"oxi: error: interrupted; nothing was written\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
+_guard_startup()

@@ -230,13 +230,14 @@ class Plan:
         if self.strategy == "single":
             what = "single pass"
         elif self.strategy == "tiled":
-            what = f"{self.count} tiles of {self.tile_width}x{self.tile_height}"
+            what = f"{self.count} tile{'s' if self.count != 1 else ''} of {self.tile_width}x{self.tile_height}"
         else:
-            what = f"{self.count} bands of {self.tile_height} rows"
+            what = f"{self.count} band{'s' if self.count != 1 else ''} of {self.tile_height} rows"
         return (
-            f"{what}; RAM {format_size(self.ram_bytes)} of {format_size(self.ram_budget)} "
-            f"(+{format_size(self.runtime_bytes)} runtime), "
-            f"device {format_size(self.vram_bytes)} of {format_size(self.vram_budget)}"
+            f"{self.width}x{self.height} -> {self.out_width}x{self.out_height}, {what}; "
+            f"RAM {format_size(self.ram_bytes)} of {format_size(self.ram_budget)} "
+            f"(+{format_size(self.runtime_bytes)} runtime)"
+            + (f", device {format_size(self.vram_bytes)} of {format_size(self.vram_budget)}" if self.vram_bytes else "")
         )
 
 
@@ -526,9 +527,9 @@ class _Planner:
         )
 
     def _numbers(self, plan: Plan) -> str:
-        return (
-            f"needs {format_size(plan.ram_bytes)} RAM (budget {format_size(plan.ram_budget)}) and "
-            f"{format_size(plan.vram_bytes)} on the device (budget {format_size(plan.vram_budget)})"
+        return f"needs {format_size(plan.ram_bytes)} RAM (budget {format_size(plan.ram_budget)})" + (
+            f" and {format_size(plan.vram_bytes)} on the device (budget {format_size(plan.vram_budget)})"
+            if plan.vram_bytes else ""
         )
 
     def _with(self, plan: Plan, reason: str, notes: tuple = ()) -> Plan:
@@ -577,4 +578,5 @@ class _Planner:
                 f"{self._numbers(least)}; raise --memory-limit/--vram-limit"
             )
         notes = self.notes if strategy == "streaming" else ()
-        return self._with(plan, f"forced; {plan.count} pieces {self._numbers(plan)}", notes)
+        pieces = f"{plan.count} piece{'s' if plan.count != 1 else ''}"
+        return self._with(plan, f"forced; {pieces}: {self._numbers(plan)}", notes)

@@ -19,7 +19,7 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "cdl": ("id", "style", "slope", "offset", "power", "sat"),
     "lut3d": ("interp",),
     "matrix": ("offset",),
-    "resize": ("filter",),
+    "resize": ("filter", "fit", "force"),
     "blur": ("sigma", "radius"),
 }
 # Recipe settings: table -> keys; each key has the command-line option of the same name (underscores
@@ -28,6 +28,17 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "output": ("name", "out_type", "compression"),
     "run": ("backend", "jobs", "memory_budget", "threads"),
 }
+# What each setting holds, as TOML spells it, with an example for the error message.
+SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "name": ((str,), 'a string, e.g. name = "{stem}_graded{ext}"'),
+    "out_type": ((str,), 'a string, e.g. out_type = "half"'),
+    "compression": ((str,), 'a string, e.g. compression = "zip"'),
+    "backend": ((str,), 'a string, e.g. backend = "gpu"'),
+    "jobs": ((int,), "an integer, e.g. jobs = 2"),
+    "memory_budget": ((str, int), 'a size, e.g. memory_budget = "8G"'),
+    "threads": ((int,), "an integer, e.g. threads = 8"),
+}
+MAX_RECIPE_BYTES = 1 << 20  # recipes are a few lines of text; anything larger is not one
 
 
 # --- builders shared by the single-op commands, `oxi run` and recipes -------------------------------
@@ -39,12 +50,22 @@ def numbers(label: str, value: Any, counts: tuple[int, ...]) -> list[float]:
         return parse.numbers(label, value, counts)
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise UsageError(f"{label} takes numbers, got {value!r}")
+        raise UsageError(f"{label} takes numbers, got {shown(value)}")
     if len(values) not in counts:
         raise UsageError(f"{label} needs {' or '.join(map(str, counts))} numbers, got {len(values)}")
     if not all(math.isfinite(v) for v in values):
-        raise UsageError(f"{label} values must be finite, got {value!r}")
+        raise UsageError(f"{label} values must be finite, got {shown(value)}")
+    parse.check_float32(label, values, shown(value))
     return [float(v) for v in values]
+
+
+def shown(value: Any) -> str:
+    """A short repr for messages: a recipe value may be a huge or deeply nested TOML array."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxstring, r.maxother = 2, 6, 60, 60
+    return r.repr(value)
 
 
 def triple(label: str, value: Any) -> tuple[float, float, float]:
@@ -68,12 +89,14 @@ def build_cdl(
     from oxi_cli.ops import Cdl
 
     if style not in ("noclamp", "asc"):
-        raise UsageError(f"{label}style must be noclamp or asc, got {style!r}")
+        raise UsageError(f"{label}style must be noclamp or asc, got {shown(style)}")
     base = Cdl(style=style)  # type: ignore[arg-type]
     if file is not None:
         from oxi_cli.formats.registry import load_cdl
 
         base = load_cdl(file, cc_id, style)
+        if cc_id is None:
+            _one_correction(file, f"{label}id")
     elif cc_id is not None:
         raise UsageError(f"{label}id picks a correction inside a CDL file; give the file too")
     return Cdl(
@@ -82,6 +105,21 @@ def build_cdl(
         power=triple(f"{label}power", power) if power is not None else base.power,
         sat=numbers(f"{label}sat", sat, (1,))[0] if sat is not None else base.sat,
         style=style,  # type: ignore[arg-type]
+    )
+
+
+def _one_correction(file: Path, option: str) -> None:
+    """A file holding several corrections needs an id: taking the first in silence grades the wrong shot."""
+    from oxi_cli.formats.cdl_xml import read_corrections
+
+    corrections = read_corrections(file.read_bytes(), file)
+    if len(corrections) < 2:
+        return
+    ids = [c.id or f"#{n}" for n, c in enumerate(corrections)]
+    listed = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all)" if len(ids) > 12 else "")
+    raise UsageError(
+        f"{file} holds {len(ids)} corrections ({listed}); pick one with {option} "
+        f"(an id, or an index 0..{len(ids) - 1})"
     )
 
 
@@ -111,50 +149,49 @@ def build_blur(sigma: Any = None, radius: Any = None, label: str = "--") -> Any:
 
 @dataclass(frozen=True)
 class ResizeStep:
-    """A resize whose pixel size may depend on the image it meets (one side given, or a scale)."""
+    """A resize whose pixel size may depend on the image it meets (one side given, a scale, or a box to fit).
 
-    width: int | None = None
-    height: int | None = None
-    scale: float | None = None
+    `size` is the one syntax of ops/resize.py; `fit` places a WxH box's picture; `force` lifts the
+    8x / 32768-pixel guard; `hint` is how this step's author asks for force (the message says it).
+    """
+
+    size: Any  # ops.resize.SizeSpec
     filter: str = "lanczos3"
+    fit: str = "fit"
+    force: bool = False
+    hint: str = "--force"
 
     def __post_init__(self) -> None:
-        from oxi_cli.ops.resize import FILTER_RADIUS
+        from oxi_cli.ops.resize import FILTER_RADIUS, MAX_SIDE, check_fit
 
         if self.filter not in FILTER_RADIUS:
-            raise UsageError(f"unknown resize filter {self.filter!r}; choose one of {', '.join(FILTER_RADIUS)}")
-        given = [v for v in (self.width, self.height, self.scale) if v is not None]
-        if not given or (self.scale is not None and len(given) > 1):
-            raise UsageError("resize needs a size (WxH, one side) or a scale")
-        if self.scale is not None and not (math.isfinite(self.scale) and self.scale > 0):
-            raise UsageError(f"resize scale must be a positive number, got {self.scale}")
-        for side in (self.width, self.height):
-            if side is not None and side < 1:
-                raise UsageError(f"resize sides must be at least 1 pixel, got {side}")
+            raise UsageError(f"unknown resize filter {shown(self.filter)}; choose one of {', '.join(FILTER_RADIUS)}")
+        check_fit(self.fit)
+        biggest = max(self.size.width, self.size.height)
+        if biggest > MAX_SIDE and not self.force:
+            raise UsageError(f"resize to {self.size.describe()}: over {MAX_SIDE} pixels a side needs {self.hint}")
 
     def resolve(self, width: int, height: int) -> list[Any]:
         from oxi_cli.ops import Resize
+        from oxi_cli.ops.resize import check_growth, resolved_size
 
-        w, h = Resize.resolve_size(width, height, self.width, self.height, self.scale)
+        w, h = resolved_size(self.size, width, height, self.fit)
+        check_growth((width, height), (w, h), self.force, self.hint)
         return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
 
 
-def parse_resize(value: Any, filter: str = "lanczos3", label: str = "--resize") -> ResizeStep:
-    """'1920x1080'; '1920x0' or '0x1080' (the other side keeps the aspect, as oiiotool); '50%' or 0.5."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return ResizeStep(scale=float(value), filter=filter)
-    text = str(value).strip()
-    m = re.fullmatch(r"(\d+)\s*[xX]\s*(\d+)", text)
-    if m:
-        w, h = int(m.group(1)), int(m.group(2))
-        if w == 0 and h == 0:
-            raise UsageError(f"{label} {text}: give at least one side")
-        return ResizeStep(width=w or None, height=h or None, filter=filter)
-    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*(%?)", text)
-    if m:
-        scale = float(m.group(1)) / (100.0 if m.group(2) else 1.0)
-        return ResizeStep(scale=scale, filter=filter)
-    raise UsageError(f"{label} takes WxH (1920x1080), one side (1920x0), or a scale (0.5 or 50%), got {text!r}")
+def parse_resize(
+    value: Any, filter: str = "lanczos3", label: str = "--resize", *, fit: Any = "fit", force: Any = False,
+    hint: str = "--force",
+) -> ResizeStep:
+    """`--resize` / `resize = ...`: the one size syntax of ops/resize.py (1920x1080, 1920x0, 0x1080, 50%)."""
+    from oxi_cli.ops.resize import check_fit, parse_size
+
+    check_fit(str(fit), "fit")
+    if not isinstance(force, bool) and str(force).lower() not in ("0", "1", "true", "false"):
+        raise UsageError(f"{label} force takes true or false, got {shown(force)}")
+    forced = force if isinstance(force, bool) else str(force).lower() in ("1", "true")
+    return ResizeStep(parse_size(value, label), filter, str(fit), forced, hint)
 
 
 # --- chains --------------------------------------------------------------------------------------
@@ -215,12 +252,13 @@ class Chain:
                 self.sources[id(op)] = str(source)
 
 
-def compile_chain(specs: Sequence[OpSpec]) -> Chain:
-    """Check every step and load its files once, before any image is touched."""
+def compile_chain(specs: Sequence[OpSpec], force: bool = False) -> Chain:
+    """Check every step and load its files once, before any image is touched; `force` (oxi run --force)
+    lets every resize go past the upscale guard."""
     chain = Chain()
     for spec in specs:
         try:
-            _compile_one(chain, spec)
+            _compile_one(chain, spec, force)
         except FormatError:
             raise
         except OxiError as e:
@@ -229,7 +267,7 @@ def compile_chain(specs: Sequence[OpSpec]) -> Chain:
     return chain
 
 
-def _compile_one(chain: Chain, spec: OpSpec) -> None:
+def _compile_one(chain: Chain, spec: OpSpec, force: bool = False) -> None:
     params = dict(spec.params)
     value = spec.value
     if spec.kind in ("cdl", "blur") and isinstance(value, Mapping):
@@ -238,7 +276,7 @@ def _compile_one(chain: Chain, spec: OpSpec) -> None:
         params, value = {**pairs(value, r"[\s;]+"), **params}, None
     unknown = sorted(set(params) - set(PARAMS[spec.kind]))
     if unknown:
-        raise UsageError(f"{spec.kind} has no parameter {unknown[0]!r}; it takes {', '.join(PARAMS[spec.kind])}")
+        raise UsageError(f"{spec.kind} has no parameter {shown(unknown[0])}; it takes {', '.join(PARAMS[spec.kind])}")
     label = f"{spec.kind} "
     if spec.kind == "cdl":
         file = _path(value, spec) if value is not None else None
@@ -266,8 +304,11 @@ def _compile_one(chain: Chain, spec: OpSpec) -> None:
         chain.add_ops([build_matrix(value, params.get("offset"), label)])
     elif spec.kind == "resize":
         if value is None:
-            raise UsageError("resize needs a size such as 1920x1080 or a scale such as 0.5")
-        chain.steps.append(parse_resize(value, str(params.get("filter", "lanczos3")), spec.where))
+            raise UsageError("resize needs a size such as 1920x1080, 1920x0 or 50%")
+        hint = "force = true in this [[op]]" if spec.base is not None else "--force (or --resize:force=1)"
+        label = "resize" if spec.base is not None else spec.where
+        chain.steps.append(parse_resize(value, str(params.get("filter", "lanczos3")), label,
+                                        fit=params.get("fit", "fit"), force=params.get("force", force), hint=hint))
     elif spec.kind == "blur":
         sigma = params.get("sigma", value)
         chain.add_ops([build_blur(sigma, params.get("radius"), label)])
@@ -281,14 +322,14 @@ def pairs(text: str, separators: str) -> dict[str, str]:
     for part in (p for p in re.split(separators, text.strip()) if p):
         key, eq, val = part.partition("=")
         if not eq or not key:
-            raise UsageError(f"expected key=value, got {part!r} in {text!r}")
+            raise UsageError(f"expected key=value, got {shown(part)} in {shown(text)}")
         out[key.strip().replace("-", "_")] = val.strip()
     return out
 
 
 def _path(value: Any, spec: OpSpec) -> Path:
     if not isinstance(value, str) or not value:
-        raise UsageError(f"expected a file name, got {value!r}")
+        raise UsageError(f"expected a file name, got {shown(value)}")
     path = Path(value).expanduser()
     return path if path.is_absolute() or spec.base is None else spec.base / path
 
@@ -322,22 +363,19 @@ def load_recipe(path: str | Path) -> Recipe:
     """Read a recipe; every mistake is a FormatError naming the file (and the op number)."""
     path = Path(path)
     tomllib = _toml()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"recipe not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read recipe {path}: {e}") from None
+    text = _read_recipe(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise FormatError(path, int(m.group(1)) if m else None, f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise FormatError(path, None, "arrays or tables nested too deeply for a recipe") from None
     known = {"description", "op", *SETTINGS}
     unknown = sorted(set(doc) - known)
     if unknown:
         holds = "description, [output], [run] and [[op]] tables"
-        raise FormatError(path, None, f"unknown key {unknown[0]!r}; a recipe holds {holds}")
+        raise FormatError(path, None, f"unknown key {shown(unknown[0])}; a recipe holds {holds}")
     settings: dict[str, Any] = {}
     for table, keys in SETTINGS.items():
         section = doc.get(table, {})
@@ -345,8 +383,8 @@ def load_recipe(path: str | Path) -> Recipe:
             raise FormatError(path, None, f"[{table}] must be a table")
         for key, val in section.items():
             if key not in keys:
-                raise FormatError(path, None, f"[{table}] has no setting {key!r}; it takes {', '.join(keys)}")
-            settings[key] = val
+                raise FormatError(path, None, f"[{table}] has no setting {shown(key)}; it takes {', '.join(keys)}")
+            settings[key] = _setting(path, table, key, val)
     ops = doc.get("op", [])
     if not isinstance(ops, list) or not all(isinstance(o, dict) for o in ops):
         raise FormatError(path, None, "operations are [[op]] tables, e.g. [[op]] then cdl = \"grade.cc\"")
@@ -360,4 +398,47 @@ def load_recipe(path: str | Path) -> Recipe:
         params = {k: v for k, v in table.items() if k != kind}
         specs.append(OpSpec(kind, table[kind], params, where, path.parent))
     description = doc.get("description", "")
-    return Recipe(path, specs, settings, str(description))
+    if not isinstance(description, str):
+        raise FormatError(path, None, f"description must be a string, got {shown(description)}")
+    return Recipe(path, specs, settings, description)
+
+
+def _read_recipe(path: Path) -> str:
+    """The recipe's text; a FIFO, a device (/dev/zero) or a huge file is refused before anything is read."""
+    import os
+    import stat
+
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"recipe not found: {path}") from None
+    except OSError as e:
+        raise InputError(f"cannot read recipe {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"recipe {path} is not a regular file")
+    if info.st_size > MAX_RECIPE_BYTES:
+        raise InputError(f"recipe {path} is {info.st_size} bytes; a recipe is a small TOML text file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECIPE_BYTES + 1)
+    except OSError as e:
+        raise InputError(f"cannot read recipe {path}: {e.strerror or e}") from None
+    if len(data) > MAX_RECIPE_BYTES:
+        raise InputError(f"recipe {path} is larger than {MAX_RECIPE_BYTES} bytes; a recipe is a small text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"recipe {path} is not UTF-8 text") from None
+
+
+def _setting(path: Path, table: str, key: str, value: Any) -> Any:
+    """A recipe setting of the right type (and range), or a FormatError naming the key and what it takes."""
+    from oxi_cli.batch.options import MAX_JOBS, max_threads
+
+    kinds, wanted = SETTING_TYPES[key]
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise FormatError(path, None, f"[{table}] {key} must be {wanted}; got {shown(value)}")
+    limits = {"threads": max_threads(), "jobs": MAX_JOBS}
+    if key in limits and not 1 <= value <= limits[key]:
+        raise FormatError(path, None, f"[{table}] {key} must be 1..{limits[key]}; got {value}")
+    return value

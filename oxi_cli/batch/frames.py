@@ -98,24 +98,43 @@ def parse_frames(text: str) -> list[int]:
     return sorted(frames)
 
 
+MAX_SPANS = 12  # a message lists this many ranges, then counts the rest
+
+
 def format_frames(frames: Iterable[int]) -> str:
-    """[1004, 1010, 1011, 1012] -> '1004, 1010-1012' (for messages about missing frames)."""
-    out: list[str] = []
-    run: list[int] = []
-    for f in sorted(set(frames)):
-        if run and f == run[-1] + 1:
-            run.append(f)
-            continue
-        if run:
-            out.append(_span(run))
-        run = [f]
-    if run:
-        out.append(_span(run))
-    return ", ".join(out)
+    """[1004, 1010, 1011, 1012] -> '1004, 1010-1012'; every other frame -> '1002-1100x2' (the --frames syntax),
+    so a message about missing frames stays one short line however many there are."""
+    values = sorted(set(frames))
+    spans: list[str] = []
+    i = 0
+    while i < len(values):
+        j = _run_end(values, i)
+        spans.append(_span(values[i], values[j], values[j] - values[j - 1] if j > i else 1))
+        i = j + 1
+    if len(spans) > MAX_SPANS:
+        spans = [*spans[:MAX_SPANS], f"and {len(spans) - MAX_SPANS} more ranges"]
+    return ", ".join(spans)
 
 
-def _span(run: list[int]) -> str:
-    return str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}"
+def _run_end(values: list[int], i: int) -> int:
+    """Index of the last frame of the evenly stepped run starting at i (a step > 1 needs three frames)."""
+    if i + 1 >= len(values):
+        return i
+    step = values[i + 1] - values[i]
+    j = i + 1
+    while j + 1 < len(values) and values[j + 1] - values[j] == step:
+        j += 1
+    return j if step == 1 or j - i >= 2 else i
+
+
+def _span(first: int, last: int, step: int) -> str:
+    if first == last:
+        return str(first)
+    return f"{first}-{last}" if step == 1 else f"{first}-{last}x{step}"
+
+
+def count_frames(n: int) -> str:
+    return f"{n} frame{'s' if n != 1 else ''}"
 
 
 def frame_in_name(path: Path) -> int | None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oxi_cli.batch.frames import SequencePattern, find_pattern, format_frames, frame_in_name, parse_frames
+from oxi_cli.batch.frames import SequencePattern, find_pattern, frame_in_name, parse_frames
 from oxi_cli.errors import UsageError
 
 _MAGIC = re.compile(r"[*?\[]")
@@ -23,14 +23,14 @@ class InputItem:
     frame: int | None = None
     rel_dir: Path = Path()  # sub-folder below a walked folder or glob root, mirrored under the output folder
     missing: bool = False  # a sequence frame absent from disk
-    required: bool = False  # missing and asked for by --frames: counts as a failure, not only a note
+    required: bool = False  # a missing frame counts as a failure of the batch (exit 1)
 
 
 @dataclass
 class Inputs:
     items: list[InputItem]
     batch: bool  # several files, or a folder / glob / sequence: the output must be a folder or a pattern
-    notes: list[str] = field(default_factory=list)  # e.g. gaps found in a sequence on disk
+    notes: list[str] = field(default_factory=list)  # warnings to print before the batch starts
 
     @property
     def present(self) -> list[InputItem]:
@@ -70,7 +70,7 @@ def expand_inputs(args: Sequence[str], *, frames: str | None = None, recursive: 
         if pattern is not None:
             used_frames = True
             batch = True
-            items.extend(_sequence(pattern, wanted, notes))
+            items.extend(_sequence(pattern, wanted))
         elif path.is_dir():
             batch = True
             items.extend(_folder(path, recursive))
@@ -84,23 +84,18 @@ def expand_inputs(args: Sequence[str], *, frames: str | None = None, recursive: 
     return Inputs(_unique(items), batch, notes)
 
 
-def _sequence(pattern: SequencePattern, wanted: list[int] | None, notes: list[str]) -> list[InputItem]:
+def _sequence(pattern: SequencePattern, wanted: list[int] | None) -> list[InputItem]:
+    """Every frame of the range (--frames, else first..last on disk); absent ones are missing items, which
+    the batch reports once, compactly, and counts as failures whether or not --frames named them."""
     on_disk = pattern.scan()
     if wanted is None:
         if not on_disk:
             raise UsageError(f"{pattern.text}: no frames of this sequence on disk; check the path and padding")
-        first, last = min(on_disk), max(on_disk)
-        gaps = [f for f in range(first, last + 1) if f not in on_disk]
-        if gaps:
-            notes.append(f"{pattern.text}: missing frames {format_frames(gaps)} (on disk: {first}-{last})")
-        frames, required = range(first, last + 1), False
+        frames: Sequence[int] = range(min(on_disk), max(on_disk) + 1)
     else:
-        absent = [f for f in wanted if f not in on_disk]
-        if absent:
-            notes.append(f"{pattern.text}: missing frames {format_frames(absent)} (asked for by --frames)")
-        frames, required = wanted, True
+        frames = wanted
     return [
-        InputItem(on_disk[f], f) if f in on_disk else InputItem(pattern.path(f), f, missing=True, required=required)
+        InputItem(on_disk[f], f) if f in on_disk else InputItem(pattern.path(f), f, missing=True, required=True)
         for f in frames
     ]
 

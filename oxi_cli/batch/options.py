@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+from oxi_cli.errors import UsageError
+
+# More threads than this only thrash (and OpenEXR's pool fails to start some 10000 threads): 4 per core.
+THREADS_PER_CORE = 4
+MAX_JOBS = 256
+
+
+def max_threads() -> int:
+    return THREADS_PER_CORE * (os.cpu_count() or 1)
 
 
 @dataclass
@@ -38,3 +49,13 @@ class BatchOptions:
                 key = "recipe_name"
             if getattr(self, key) is None:
                 setattr(self, key, str(value) if key == "memory_budget" else value)
+
+    def check(self) -> None:
+        """Ranges every source of a value (flag, recipe, default) must respect; one UsageError line each."""
+        top = max_threads()
+        if self.threads is not None and not 1 <= self.threads <= top:
+            raise UsageError(f"--threads must be 1..{top} ({THREADS_PER_CORE} per CPU core), got {self.threads}")
+        if self.jobs is not None and not 1 <= self.jobs <= MAX_JOBS:
+            raise UsageError(f"--jobs must be 1..{MAX_JOBS}, got {self.jobs}")
+        if self.device is not None and self.device < 0:
+            raise UsageError(f"--device takes an adapter index from `oxi probe` (0, 1, ...), got {self.device}")

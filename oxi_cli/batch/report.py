@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oxi_cli.batch.frames import format_frames
+from oxi_cli.batch.frames import count_frames, format_frames
 
 # ok: written; skipped: --skip-existing found the output; missing: a sequence frame not on disk;
 # failed: an error; interrupted: abandoned by Ctrl-C; not_started: the batch stopped before reaching it.
@@ -144,7 +144,7 @@ class BatchReport:
         lines = [f"{head} ({self.seconds:.1f} s)"]
         missing = [r.frame for r in self.records if r.status == "missing" and r.frame is not None]
         if missing:
-            lines.append(f"  missing frames: {format_frames(missing)}")
+            lines.append(f"  missing frames: {format_frames(missing)} ({count_frames(len(missing))})")
         for r in self.records:
             if r.status == "failed":
                 lines.append(f"  failed: {r.message()}")

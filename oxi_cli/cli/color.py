@@ -20,6 +20,8 @@ Examples:
 \b
 noclamp (default, OCIO CDL_NO_CLAMP): v = in*slope+offset; v**power where v > 0; sat around Rec.709 luma.
 asc (OCIO CDL_ASC): the same with v clamped to [0, 1] before the power and after the saturation.
+With no --cdl and no value oxi refuses (use `oxi run IN OUT` to copy); a .ccc/.cdl holding several corrections
+needs --id (the error lists the ids). Values must be finite and within float32 (±3.4e38).
 """
 
 
@@ -33,7 +35,10 @@ def cdl(
     cdl_file: Annotated[
         Path | None, typer.Option("--cdl", help="ASC CDL file: .cc, .ccc or .cdl. Flags above override it.")
     ] = None,
-    cc_id: Annotated[str | None, typer.Option("--id", help="Correction id within a .ccc / .cdl.")] = None,
+    cc_id: Annotated[
+        str | None,
+        typer.Option("--id", help="Correction id (or 0-based index) in a .ccc / .cdl; needed when it holds several."),
+    ] = None,
     style: Annotated[str, typer.Option(help="noclamp (scene-linear safe) or asc (clamps to 0..1).")] = "noclamp",
     *,
     opts: BatchOptions,
@@ -41,8 +46,14 @@ def cdl(
     """Apply an ASC CDL (slope, offset, power, saturation), with the maths of OpenColorIO."""
 
     def build() -> object:
+        from oxi_cli.errors import UsageError
         from oxi_cli.recipe import build_cdl
 
+        if cdl_file is None and all(v is None for v in (slope, offset, power, sat)):
+            raise UsageError(
+                "cdl needs --cdl FILE or at least one of --slope, --offset, --power, --sat "
+                "(to copy or re-encode a file, use `oxi run IN OUT`)"
+            )
         op = build_cdl(file=cdl_file, cc_id=cc_id, style=style, slope=slope, offset=offset, power=power, sat=sat)
         return chain_of([op], cdl_file)
 
@@ -85,7 +96,7 @@ Examples:
   oxi matrix in.exr out.exr --matrix "$(cat m44.txt)" --offset 0.01,0,0
   oxi matrix renders/ -o acescg/ --recursive --matrix "$(cat srgb_to_ap1.txt)"
 \b
-out = M · [r, g, b, a]ᵀ + offset, row-major, column vectors (OCIO MatrixTransform). 9 numbers: 3x3 on RGB;
+out = M · \\[r, g, b, a]ᵀ + offset, row-major, column vectors (OCIO MatrixTransform). 9 numbers: 3x3 on RGB;
 12: 3x4; 16: 4x4 on RGBA (alpha taken as 1 if the image has none). oiiotool --ccmatrix is the transpose.
 """
 

@@ -16,13 +16,14 @@ from oxi_cli.errors import OxiError
 
 BATCH = "Inputs, outputs and batches"
 COMPUTE = "Compute and output format"
+MESSAGES = "Messages and reports"
 
 PathsArg = Annotated[
     list[str],
     typer.Argument(
         help="IN OUT for one file; or inputs (files, folders, globs, sequences like plate.####.exr) with -o.",
         show_default=False,
-        metavar="PATHS",
+        metavar="IN... [OUT]",
     ),
 ]
 OutputOpt = Annotated[
@@ -71,13 +72,14 @@ BudgetOpt = Annotated[
     str | None,
     typer.Option(
         "--memory-budget",
-        "--memory-limit",
-        help="Memory the files in flight may use together, e.g. 8G (env OXI_MEMORY_BUDGET). "
-        "Default: half the memory available.",
+        help="Memory the files in flight may use together, e.g. 8G (env OXI_MEMORY_BUDGET); --memory-limit "
+        "is the same option. Default: half the memory available.",
         rich_help_panel=BATCH,
         show_default=False,
     ),
 ]
+# The same option under its other name, kept out of --help so the table shows one name per row.
+BudgetAliasOpt = Annotated[str | None, typer.Option("--memory-limit", hidden=True, show_default=False)]
 VramOpt = Annotated[
     str | None,
     typer.Option(
@@ -117,9 +119,11 @@ ContinueOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=BATCH)
+    bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=MESSAGES)
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=BATCH)]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=MESSAGES)
+]
 BackendOpt = Annotated[
     str | None,
     typer.Option(
@@ -136,7 +140,8 @@ DeviceOpt = Annotated[
 ThreadsOpt = Annotated[
     int | None,
     typer.Option(
-        "--threads", min=1, help="CPU threads for compute and EXR I/O.", rich_help_panel=COMPUTE, show_default=False
+        "--threads", min=1, help="CPU threads for compute and EXR I/O: 1 to 4 per CPU core.", rich_help_panel=COMPUTE,
+        show_default=False
     ),
 ]
 OutTypeOpt = Annotated[
@@ -160,7 +165,9 @@ CompressionOpt = Annotated[
 InPlaceOpt = Annotated[
     bool, typer.Option("--in-place", help="Allow an output to replace its input.", rich_help_panel=COMPUTE)
 ]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=COMPUTE)]
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=MESSAGES)
+]
 
 # BatchOptions field -> its option, in the order --help lists them.
 JOB_OPTIONS: dict[str, Any] = {
@@ -198,10 +205,15 @@ def job_command(func: Callable[..., None]) -> Callable[..., None]:
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=getattr(defaults, name))
         for name, kind in JOB_OPTIONS.items()
     ]
+    shared.append(inspect.Parameter("memory_limit", inspect.Parameter.KEYWORD_ONLY, annotation=BudgetAliasOpt,
+                                    default=None))
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> None:
+        alias = kwargs.pop("memory_limit")
         opts = BatchOptions(**{name: kwargs.pop(name) for name in JOB_OPTIONS})
+        if alias is not None:
+            opts.memory_budget = alias  # --memory-limit wins when both spellings are given
         func(**kwargs, opts=opts)
 
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
@@ -212,33 +224,26 @@ def job_command(func: Callable[..., None]) -> Callable[..., None]:
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"oxi: error: {message}", err=True)
+    from oxi_cli.cli.failures import print_error
+
+    print_error(message)
     return typer.Exit(code)
 
 
 @contextlib.contextmanager
 def reporting(debug: bool) -> Iterator[None]:
-    """Turn every failure into one stderr line and an exit code; --debug re-raises with the traceback."""
+    """Turn every failure into one stderr line and its exit code (cli/failures.py decides both by cause);
+    --debug re-raises with the traceback. A closed stdout passes through: the entry point ends quietly."""
+    from oxi_cli.cli.failures import exit_code_for, message_for
+
     try:
         yield
-    except typer.Exit:
+    except (typer.Exit, BrokenPipeError):
         raise
-    except OxiError as e:
+    except (OxiError, KeyboardInterrupt, MemoryError, Exception) as e:
         if debug:
             raise
-        raise _fail(str(e), e.exit_code) from None
-    except KeyboardInterrupt:
-        if debug:
-            raise
-        raise _fail("interrupted; no partial output was left behind", 130) from None
-    except MemoryError:
-        if debug:
-            raise
-        raise _fail("out of memory; try a smaller --threads or a machine with more RAM", 1) from None
-    except Exception as e:  # a bug or an unexpected library failure: still one line
-        if debug:
-            raise
-        raise _fail(f"{type(e).__name__}: {e} (rerun with --debug for the traceback)", 1) from None
+        raise _fail(message_for(e), exit_code_for(e)) from None
 
 
 def split_in_out(paths: Sequence[str], opts: BatchOptions) -> list[str]:
@@ -246,25 +251,93 @@ def split_in_out(paths: Sequence[str], opts: BatchOptions) -> list[str]:
     from oxi_cli.errors import UsageError
 
     if opts.output is not None:
-        return list(paths)
-    if len(paths) == 2:
-        opts.output = paths[1]
-        return [paths[0]]
-    if len(paths) < 2:
+        inputs = list(paths)
+    elif len(paths) == 2:
+        opts.output, inputs = paths[1], [paths[0]]
+    elif len(paths) < 2:
         raise UsageError("give an output: `IN OUT` for one file, or -o/--output FOLDER for several inputs")
-    raise UsageError(f"{len(paths)} paths given without -o: name the output folder with -o/--output (e.g. -o out/)")
+    else:
+        raise UsageError(f"{len(paths)} paths given without -o: name the output folder with -o/--output (e.g. -o out/)")
+    refuse_file_output(inputs, opts.output, opts.name)
+    return inputs
+
+
+def refuse_file_output(inputs: Sequence[str], output: str, name: str | None) -> None:
+    """An output that names one image file where the inputs need a folder: say which input (or --name)
+    asks for the folder, rather than that 'several inputs' were given."""
+    import os
+
+    from oxi_cli.batch.frames import find_pattern
+    from oxi_cli.batch.inputs import image_extensions
+    from oxi_cli.errors import UsageError
+
+    out = Path(output)
+    if output.endswith(("/", os.sep)) or out.is_dir() or (not out.is_file() and find_pattern(output)):
+        return
+    if not (out.is_file() or out.suffix.lower() in image_extensions()):
+        return
+    if name is not None:
+        raise UsageError(f"--name names files inside an output folder: give -o FOLDER (e.g. -o out/), not {output}")
+    for arg in inputs:
+        kind = _input_kind(arg)
+        if kind:
+            raise UsageError(
+                f"{arg} is {kind}: give -o FOLDER (e.g. -o out/) or a sequence pattern (out.####.exr), not {output}"
+            )
+
+
+def _input_kind(arg: str) -> str | None:
+    """What makes one command-line input several files, or None for a plain file."""
+    from oxi_cli.batch.frames import find_pattern
+
+    path = Path(arg)
+    if path.is_file():
+        return None
+    if find_pattern(arg) is not None:
+        return "a frame sequence"
+    if path.is_dir():
+        return "a folder of inputs"
+    if any(c in arg for c in "*?["):
+        return "a glob matching several inputs"
+    return None
 
 
 def run_chain(paths: Sequence[str], opts: BatchOptions, build: Callable[[], Any]) -> None:
-    """Build the chain (checking every option first), then run the batch; exits with its status."""
+    """Check every option and build the chain first, then run the batch; exits with its status."""
     with reporting(opts.debug):
+        opts.check()
         chain = build()
         inputs = split_in_out(paths, opts)
+        check_device(opts, chain)
         from oxi_cli.batch.runner import run_batch
 
         code = run_batch(inputs, chain, opts)
     if code:
         raise typer.Exit(code)
+
+
+def check_device(opts: BatchOptions, chain: Any) -> None:
+    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
+    copy never opens the device, which is where the index is checked otherwise)."""
+    from oxi_cli.backends.select import resolve_kind
+    from oxi_cli.errors import BackendUnavailable, UsageError
+
+    kind = resolve_kind(opts.backend)
+    if kind == "cpu" and opts.device is not None:
+        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
+        return
+    try:
+        from oxi_cli.backends.gpu.device import list_adapters
+
+        adapters = list_adapters()
+    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
+        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
+    if opts.device is not None and opts.device >= len(adapters):
+        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
+        raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
+    if not adapters:
+        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
 
 
 def chain_of(ops: list[Any], source: Path | None = None) -> Any:

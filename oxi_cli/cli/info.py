@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from oxi_cli.cli.common import DebugOpt, FramesOpt, RecursiveOpt
+from oxi_cli.cli.common import FramesOpt, RecursiveOpt
 
 INFO_EPILOG = """\b
 Examples:
@@ -31,7 +31,7 @@ def info(
     json_output: Annotated[bool, typer.Option("--json", help="One JSON record per file on stdout.")] = False,
     recursive: RecursiveOpt = False,
     frames: FramesOpt = None,
-    debug: DebugOpt = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
     """Show an image's size, channels and pixel types, compression, tiling, windows and attributes."""
     from oxi_cli.batch.inputs import expand_inputs
@@ -42,24 +42,28 @@ def info(
         items = expand_inputs(paths, frames=frames, recursive=recursive)
     code = 0
     console = None
+    missing: list[int] = []
     for item in items.items:
         if item.missing:
-            doc: dict[str, Any] = {"path": str(item.path), "error": "frame not on disk"}
+            # Said once at the end, as a compact range list, like a batch's summary.
+            missing.append(item.frame if item.frame is not None else 0)
             code = max(code, 1)
-        else:
-            from oxi_cli.info import channel_stats, describe
+            if json_output:
+                print(json.dumps({"path": str(item.path), "error": "frame not on disk"}), flush=True)
+            continue
+        from oxi_cli.info import channel_stats, describe
 
-            try:
-                doc = describe(item.path)
-                if stats:
-                    doc["stats"] = channel_stats(item.path)
-                doc["error"] = None
-            except Exception as e:  # one file's failure is reported; the others are still shown
-                if debug:
-                    raise
-                message = str(e) if isinstance(e, OxiError) else f"{type(e).__name__}: {e}"
-                doc = {"path": str(item.path), "error": message}
-                code = max(code, e.exit_code if isinstance(e, OxiError) else 1)
+        try:
+            doc: dict[str, Any] = describe(item.path)
+            if stats:
+                doc["stats"] = channel_stats(item.path)
+            doc["error"] = None
+        except Exception as e:  # one file's failure is reported; the others are still shown
+            if debug:
+                raise
+            message = str(e) if isinstance(e, OxiError) else f"{type(e).__name__}: {e}"
+            doc = {"path": str(item.path), "error": message}
+            code = max(code, e.exit_code if isinstance(e, OxiError) else 1)
         if json_output:
             print(json.dumps(doc), flush=True)
             if doc["error"]:
@@ -69,12 +73,26 @@ def info(
             typer.echo(f"oxi: error: {_message(doc)}", err=True)
             continue
         if console is None:
-            from rich.console import Console
-
-            console = Console(highlight=False)
+            console = _console()
         _print(console, doc)
+    if missing:
+        from oxi_cli.batch.frames import count_frames, format_frames
+
+        typer.echo(f"oxi: error: missing frames: {format_frames(missing)} ({count_frames(len(missing))})", err=True)
     if code:
         raise typer.Exit(code)
+
+
+def _console() -> Any:
+    """A rich console whose closed stdout (`oxi info ... | head`) ends oxi quietly through the entry point
+    (rich's own handling exits 1)."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(32, "stdout closed")
+
+    return PipeConsole(highlight=False)
 
 
 def _message(doc: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from oxi_cli import __version__
 from oxi_cli.cli import color, info, run, spatial
@@ -45,18 +46,28 @@ def main(
     """oxi: same answers as OpenColorIO and oiiotool, faster, with bounded memory."""
 
 
-app.command(epilog=color.CDL_EPILOG)(color.cdl)
-app.command(epilog=color.LUT_EPILOG)(color.lut3d)
-app.command(epilog=color.MATRIX_EPILOG)(color.matrix)
-app.command(epilog=spatial.RESIZE_EPILOG)(spatial.resize)
-app.command(epilog=spatial.BLUR_EPILOG)(spatial.blur)
+class OxiCommand(TyperCommand):
+    """Usage lines as people write them (`oxi cdl [OPTIONS] IN... [OUT]`): Typer wraps required arguments in
+    braces (`{PATHS}`), which reads as shell or set syntax."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+app.command(cls=OxiCommand, epilog=color.CDL_EPILOG)(color.cdl)
+app.command(cls=OxiCommand, epilog=color.LUT_EPILOG)(color.lut3d)
+app.command(cls=OxiCommand, epilog=color.MATRIX_EPILOG)(color.matrix)
+app.command(cls=OxiCommand, epilog=spatial.RESIZE_EPILOG)(spatial.resize)
+app.command(cls=OxiCommand, epilog=spatial.BLUR_EPILOG)(spatial.blur)
 app.command(
+    cls=OxiCommand,
     epilog=run.RUN_EPILOG,
     no_args_is_help=True,
     options_metavar="IN... [OUT] [--cdl|--lut3d|--matrix|--resize|--blur VALUE]... [--recipe FILE] [OPTIONS]",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )(run.run)
-app.command(epilog=info.INFO_EPILOG)(info.info)
+app.command(cls=OxiCommand, epilog=info.INFO_EPILOG)(info.info)
 
 
 PROBE_EPILOG = """\b
@@ -66,7 +77,7 @@ Examples:
 """
 
 
-@app.command(epilog=PROBE_EPILOG)
+@app.command(cls=OxiCommand, epilog=PROBE_EPILOG)
 def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False) -> None:
     """List the compute devices oxi can use and which one `--backend auto` picks."""
     from oxi_cli.cli.common import reporting
@@ -80,7 +91,8 @@ PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run")
 
 
 def run_app() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: one line and an exit code for every way a command can end."""
+    import signal
     import sys
 
     from oxi_cli.backends.select import open_early
@@ -89,12 +101,73 @@ def run_app() -> None:
     # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
     if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help"} & set(args):
         open_early(args)
+    _quiet_warnings()
+    # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch
+    # can abandon its files and leave no partial output.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _exit_now(_invoke())
+
+
+def _invoke() -> int:
+    """Run the app; map whatever escapes it (Click's usage errors included) to one line and an exit code."""
+    import errno
+    import sys
+
+    import typer
+
+    from oxi_cli.cli.failures import click_errors, exit_code_for, message_for, print_error
+
+    click = click_errors()
+
     try:
-        app()
-        code: object = 0
-    except SystemExit as done:
-        code = done.code
-    _exit_now(code)
+        result = app(standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except SystemExit as e:
+        # Typer answers EPIPE on stdout by wrapping the streams in Click's PacifyFlushWrapper and exiting 1.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            return closed_stdout()
+        return e.code if isinstance(e.code, int) else exit_code_for(e)
+    except click.NoArgsIsHelpError as e:
+        e.show()  # `oxi cdl` alone: the help, as before
+        return e.exit_code
+    except OSError as e:  # BrokenPipeError included
+        if e.errno == errno.EPIPE:
+            return closed_stdout()
+        print_error(message_for(e))
+        return exit_code_for(e)
+    except (click.ClickException, typer.Abort, KeyboardInterrupt) as e:
+        print_error(message_for(e))
+        return exit_code_for(e)
+
+
+def closed_stdout() -> int:
+    """The reader of our stdout went away (`oxi info ... | head`): end quietly, as `cat` does."""
+    import contextlib
+    import os
+
+    from oxi_cli.cli.failures import EXIT_CLOSED_PIPE
+
+    # Later flushes of what is still buffered would fail again: send them nowhere.
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    return EXIT_CLOSED_PIPE
+
+
+def _quiet_warnings() -> None:
+    """Python warnings (numpy's RuntimeWarning...) as one `oxi: warning:` line each, once, never raw."""
+    import warnings
+
+    from oxi_cli.cli.failures import print_warning
+
+    seen: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        text = str(message)
+        if text not in seen:
+            seen.add(text)
+            print_warning(text)
+
+    warnings.showwarning = show  # type: ignore[assignment]
 
 
 def _exit_now(code: object) -> None:
@@ -102,15 +175,27 @@ def _exit_now(code: object) -> None:
     already written and renamed into place by now, so only the standard streams need flushing."""
     import contextlib
     import os
+    import signal
     import sys
 
+    from oxi_cli.cli.failures import EXIT_INTERRUPTED
+
+    def interrupted(signum: int, frame: object) -> None:
+        os._exit(EXIT_INTERRUPTED)
+
+    # Nothing is left to clean up: a Ctrl-C now (a flush blocked on a full pipe) just ends the process.
+    signal.signal(signal.SIGINT, interrupted)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
-    for stream in (sys.stdout, sys.stderr):
-        # A closed pipe (oxi ... | head) must not turn success into a crash.
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = code or closed_stdout()
+    except (OSError, ValueError):
+        pass
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
     os._exit(code or 0)
 
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from oxi_cli.errors import UsageError
+
+# Parameters reach the kernels as float32: a larger magnitude would silently become Inf (and NaN pixels).
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 def numbers(option: str, text: str, counts: tuple[int, ...]) -> list[float]:
@@ -20,7 +24,14 @@ def numbers(option: str, text: str, counts: tuple[int, ...]) -> list[float]:
         raise UsageError(f"{option} needs {want} comma-separated numbers, got {len(values)} ({text!r})")
     if not all(math.isfinite(v) for v in values):
         raise UsageError(f"{option} values must be finite, got {text!r}")
+    check_float32(option, values, repr(text))
     return values
+
+
+def check_float32(option: str, values: Sequence[float], shown: str) -> None:
+    """Refuse numbers beyond float32's range (3.4e38): they would compute as Inf."""
+    if any(abs(v) > FLOAT32_MAX for v in values):
+        raise UsageError(f"{option} values must lie within ±3.4e38 (float32), got {shown}")
 
 
 def triple(option: str, text: str) -> tuple[float, float, float]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -25,7 +25,9 @@ Operations, each with one value (repeat and mix them freely):
                          'slope=R,G,B offset=R,G,B power=R,G,B sat=S'
   --lut3d FILE           3D/1D LUT (.cube, .3dl, .spi3d, .spi1d); or --lut
   --matrix NUMBERS       9, 12 or 16 numbers, row-major (as `oxi matrix`)
-  --resize SIZE          1920x1080; 1920x0 / 0x1080 keep the aspect; 0.5; 50%
+  --resize SIZE          1920x1080 (fits inside, aspect kept); 1920x0 / 0x1080
+                         (the 0 side keeps the aspect); 50% (a scale). A bare
+                         number is refused: write 50% or 1920x0
   --blur SIGMA           gaussian sigma in pixels; or radius=R
   --recipe FILE.toml     a recipe's \\[\\[op]] steps, at this point of the chain;
                          its \\[output] and \\[run] settings apply unless given
@@ -33,6 +35,7 @@ Operations, each with one value (repeat and mix them freely):
 Parameters go after a colon, as in oiiotool:
   --cdl:style=asc:id=sh010 shots.ccc     --lut3d:interp=trilinear show.cube
   --resize:filter=box 1920x1080          --matrix:offset=0.01,0,0 "..."
+  --resize:fit=stretch 1920x1080         --resize:force=1 1600%
 With no operation it copies (converting with --out-type, --compression).
 """
 
@@ -46,7 +49,14 @@ Examples:
 
 
 @job_command
-def run(ctx: typer.Context, *, opts: BatchOptions) -> None:
+def run(
+    ctx: typer.Context,
+    force: Annotated[
+        bool, typer.Option("--force", help="Let a resize go beyond 8x or 32768 pixels a side.", show_default=False)
+    ] = False,
+    *,
+    opts: BatchOptions,
+) -> None:
     with reporting(opts.debug):
         paths, specs, settings = split_run_args(list(ctx.args))
         opts.apply_settings(settings)
@@ -54,7 +64,7 @@ def run(ctx: typer.Context, *, opts: BatchOptions) -> None:
     def build() -> Any:
         from oxi_cli.recipe import compile_chain
 
-        return compile_chain(specs)
+        return compile_chain(specs, force=force)
 
     run_chain(paths, opts, build)
 

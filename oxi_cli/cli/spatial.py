@@ -7,16 +7,22 @@ from typing import Annotated
 import typer
 
 from oxi_cli.batch.options import BatchOptions
-from oxi_cli.cli import parse
 from oxi_cli.cli.common import PathsArg, chain_of, job_command, run_chain
 
 RESIZE_EPILOG = """\b
 Examples:
-  oxi resize plate.exr proxy.exr --size 1920x1080
-  oxi resize plate.exr half.exr --scale 0.5 --filter catmull-rom
+  oxi resize plate.exr proxy.exr --size 1920x1080            # fits inside 1920x1080, aspect kept
+  oxi resize plate.exr proxy.exr --size 1920x1080 --fit stretch   # exactly 1920x1080 (aspect changes)
+  oxi resize plate.exr half.exr --scale 50% --filter catmull-rom  # or --scale 0.5
   oxi resize plate.exr thumb.png --width 512                 # height keeps the aspect ratio
+  oxi resize plate.exr hd.exr --size 0x1080                  # 0 keeps the aspect, as oiiotool
   oxi resize 'plate.%04d.exr' -o proxies/ --frames 1001-1100x2 --size 1920x1080 --jobs 4
 \b
+Sizes as oiiotool's --resize: WxH, Wx0 / 0xH (the 0 side keeps the aspect) or N% (a scale); --scale also
+takes a factor (0.5). A bare number elsewhere is refused: is 50 a scale or a width? Write 50% or 50x0.
+--fit (for WxH): fit (default, as oiiotool --fit: the largest picture with the source's aspect inside the
+box; the data window is that picture) or stretch (exactly WxH, the aspect changes; oxi's behaviour before
+--fit). fill and pad are not available yet. A result over 8x the source or 32768 pixels a side needs --force.
 As oiiotool: output x samples source (x + 0.5) * srcW / dstW - 0.5; shrinking stretches the filter by the
 ratio; weights are normalised and edges clamp. Negative lobes can make negatives near HDR edges (not clamped).
 """
@@ -27,16 +33,23 @@ def resize(
     paths: PathsArg,
     width: Annotated[int | None, typer.Option(help="Output width; height keeps the aspect.")] = None,
     height: Annotated[int | None, typer.Option(help="Output height; width keeps the aspect.")] = None,
-    size: Annotated[str | None, typer.Option(help="Output WIDTHxHEIGHT, e.g. 1920x1080.")] = None,
-    scale: Annotated[float | None, typer.Option(help="Scale factor for both sides, e.g. 0.5.")] = None,
+    size: Annotated[
+        str | None, typer.Option(help="1920x1080 (a box, see --fit), 1920x0 / 0x1080 (aspect kept) or 50%.")
+    ] = None,
+    scale: Annotated[str | None, typer.Option(help="Scale for both sides: 50% or 0.5.")] = None,
+    fit: Annotated[
+        str, typer.Option(help="For --size WxH: fit (aspect kept, as oiiotool --fit) or stretch (exactly WxH).")
+    ] = "fit",
     filter: Annotated[str, typer.Option(help="lanczos3, catmull-rom, mitchell, triangle or box.")] = "lanczos3",
+    force: Annotated[bool, typer.Option("--force", help="Allow more than 8x or 32768 pixels a side.")] = False,
     *,
     opts: BatchOptions,
 ) -> None:
-    """Resize every channel with a separable filter."""
+    """Resize every channel with a separable filter (sizes as oiiotool: 1920x1080, 1920x0, 50%)."""
 
     def build() -> object:
         from oxi_cli.errors import UsageError
+        from oxi_cli.ops.resize import SizeSpec, parse_size
         from oxi_cli.recipe import Chain, ResizeStep
 
         given = [n for n, v in (("--width", width), ("--height", height), ("--size", size), ("--scale", scale))
@@ -44,12 +57,15 @@ def resize(
         if len(given) != 1:
             raise UsageError(f"resize needs exactly one of --width, --height, --size, --scale (got {given or 'none'})")
         for name, value in (("--width", width), ("--height", height)):
-            if value is not None and value < 1:
-                raise UsageError(f"{name} must be at least 1, got {value}")
-        if scale is not None and not scale > 0:
-            raise UsageError(f"--scale must be a positive number, got {scale}")
-        w, h = parse.size(size) if size is not None else (width, height)
-        return Chain(steps=[ResizeStep(w, h, scale, filter)])
+            if value is not None and not 1 <= value <= 1 << 20:
+                raise UsageError(f"{name} must be 1..{1 << 20} pixels, got {value}")
+        if size is not None:
+            spec = parse_size(size, "--size")
+        elif scale is not None:
+            spec = parse_size(scale, "--scale", bare_is_scale=True)
+        else:
+            spec = SizeSpec(width or 0, height or 0)
+        return Chain(steps=[ResizeStep(spec, filter, fit, force)])
 
     run_chain(paths, opts, build)
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from oxi_cli.errors import OpError
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 @dataclass(frozen=True)
 class Encoded:
@@ -115,8 +116,11 @@ def finite_triple(label: str, values: float | Iterable[float]) -> tuple[float, f
 
 
 def check_finite(label: str, values: Sequence[float]) -> None:
+    """Finite and within float32's range: kernels take parameters as float32, where 1e39 is Inf."""
     if not all(math.isfinite(v) for v in values):
         raise OpError(f"{label} must be finite numbers, got {list(values)}")
+    if any(abs(v) > FLOAT32_MAX for v in values):
+        raise OpError(f"{label} must lie within ±3.4e38 (float32), got {list(values)}")
 
 
 def freeze_lut(op: object, label: str, table: np.ndarray, size: int, min_size: int, max_size: int) -> None:

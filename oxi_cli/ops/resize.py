@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar, Literal
 
 import numpy as np
 
-from oxi_cli.errors import OpError
+from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import AxisStep, ImageOp
 
 FilterName = Literal["lanczos3", "catmull-rom", "mitchell", "triangle", "box"]
@@ -22,6 +23,13 @@ FILTER_RADIUS: dict[str, float] = {
     "lanczos3": 3.0,
 }
 MAX_DIM = 1 << 20
+# Beyond these a resize is almost always a typo (`--resize 50` meant as 50 %): ask for --force.
+MAX_UPSCALE = 8
+MAX_SIDE = 32768
+FIT_MODES = ("fit", "fill", "pad", "stretch")
+FIT_DEFAULT = "fit"
+UNAVAILABLE_FITS = ("fill", "pad")  # their geometry is fit_frame's; the pixel pad/crop step is still to come
+SIZE_SYNTAX = "WxH (1920x1080), one side with 0 keeping the aspect (1920x0, 0x1080), or a percentage (50%)"
 
 
 @dataclass(frozen=True)
@@ -76,27 +84,6 @@ class Resize(ImageOp):
     def support(self, src: int, dst: int) -> float:
         """Filter half-width in source pixels for one axis (stretched when shrinking)."""
         return FILTER_RADIUS[self.filter] * max(1.0, src / dst)
-
-    @staticmethod
-    def resolve_size(
-        src_w: int,
-        src_h: int,
-        width: int | None = None,
-        height: int | None = None,
-        scale: float | None = None,
-    ) -> tuple[int, int]:
-        """Turn --width / --height / --size / --scale into a size, keeping the aspect when one side is given."""
-        if scale is not None:
-            if not (math.isfinite(scale) and scale > 0):
-                raise OpError(f"--scale must be a positive number, got {scale}")
-            return max(1, round(src_w * scale)), max(1, round(src_h * scale))
-        if width is not None and height is not None:
-            return width, height
-        if width is not None:
-            return width, max(1, round(src_h * width / src_w))
-        if height is not None:
-            return max(1, round(src_w * height / src_h)), height
-        raise OpError("resize needs one of --width, --height, --size or --scale")
 
 
 def filter_weight(name: str, d: np.ndarray) -> np.ndarray:
@@ -182,3 +169,129 @@ def _axis_step(filter_name: str, src: int, dst: int) -> AxisStep:
     first = ax.index[:, 0].astype(np.int64)
     last = ax.index[np.arange(dst), ax.count - 1].astype(np.int64)
     return AxisStep(src, dst, first=np.minimum.accumulate(first[::-1])[::-1], last=np.maximum.accumulate(last))
+
+
+# --- the one syntax for sizes and scales: `oxi resize --size/--scale`, `oxi run --resize`, recipes ---------
+
+
+@dataclass(frozen=True)
+class SizeSpec:
+    """A resize as written: a pixel size (0 = that side keeps the aspect) or a scale factor."""
+
+    width: int = 0
+    height: int = 0
+    scale: float | None = None
+
+    def describe(self) -> str:
+        return f"{self.scale * 100:g}%" if self.scale is not None else f"{self.width}x{self.height}"
+
+
+def parse_size(value: object, label: str = "--resize", *, bare_is_scale: bool = False) -> SizeSpec:
+    """Read a size or scale as oiiotool's --resize does: `1920x1080`, `1920x0` / `0x1080` (keep the aspect),
+    `50%`. A bare number is refused (is `50` 50 % or 50 pixels?) unless the option itself says scale
+    (`--scale 0.5`, `bare_is_scale`)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise UsageError(f"{label} takes {SIZE_SYNTAX}; got {_short(value)}")
+    text = str(value).strip()
+    m = re.fullmatch(r"(\d+)\s*[xX]\s*(\d+)", text)
+    if m:
+        w, h = int(m.group(1)), int(m.group(2))
+        if w == 0 and h == 0:
+            raise UsageError(f"{label} {text}: give at least one side (0 keeps the aspect of the other)")
+        for side in (w, h):
+            if side > MAX_DIM:
+                raise UsageError(f"{label} {text}: sides are at most {MAX_DIM} pixels")
+        return SizeSpec(w, h)
+    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*(%?)", text)
+    if m and (m.group(2) or bare_is_scale):
+        number = float(text.rstrip("%").strip())
+        scale = number / 100.0 if m.group(2) else number
+        if not (math.isfinite(scale) and 0 < scale <= MAX_DIM):
+            raise UsageError(f"{label} {text}: a scale must be a positive number")
+        return SizeSpec(scale=scale)
+    if m:
+        number = float(text)
+        scale = f"{_percent(number)} for a scale"
+        if number < 1 or number != int(number):
+            raise UsageError(f"{label} {text} is ambiguous: write {scale} (a bare number is not read as one)")
+        width = f"{int(number)}x0 for a width of {int(number)} pixels (the height keeps the aspect)"
+        first, second = (width, scale) if number >= 100 else (scale, width)
+        raise UsageError(f"{label} {text} is ambiguous: write {first}, or {second}")
+    raise UsageError(f"{label} takes {SIZE_SYNTAX}; got {_short(text)}")
+
+
+def _percent(number: float) -> str:
+    """The percentage a bare number most likely meant: 50 -> 50%, 0.5 -> 50%, 1.5 -> 150%."""
+    return f"{number:g}%" if number >= 1 and number == int(number) else f"{number * 100:g}%"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_fit(mode: str, label: str = "--fit") -> str:
+    if mode not in FIT_MODES:
+        raise UsageError(f"{label} must be one of {', '.join(FIT_MODES)}, got {_short(mode)}")
+    if mode in UNAVAILABLE_FITS:
+        raise UsageError(
+            f"{label} {mode} is not available yet (it needs a pad/crop step the planner can band); "
+            "use fit (aspect kept, as oiiotool --fit) or stretch (exactly WxH)"
+        )
+    return mode
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where a resized picture lies in the requested WxH box: the picture's size and origin in the box (the
+    EXR data window, relative to a display window of box size). fill: the origin is negative (overscan
+    that pad/fill modes crop); fit: the picture is centred with bars."""
+
+    width: int
+    height: int
+    x: int
+    y: int
+    box_width: int
+    box_height: int
+
+
+def fit_frame(src_w: int, src_h: int, box_w: int, box_h: int, mode: str) -> Frame:
+    """The picture size and placement for `mode` (as oiiotool --fit: the scaled side rounds half up, the
+    offset floors, so odd margins put the extra pixel below/right).
+
+    fit / pad: the largest picture with the source's aspect inside the box (letterbox or pillarbox);
+    fill: the smallest that covers the box (the overflow is centred outside it); stretch: the box itself.
+    """
+    if mode == "stretch":
+        return Frame(box_w, box_h, 0, 0, box_w, box_h)
+    wider = src_w * box_h >= box_w * src_h  # the source is at least as wide as the box, by aspect
+    match_width = wider if mode in ("fit", "pad") else not wider
+    if match_width:
+        w, h = box_w, max(1, math.floor(box_w * src_h / src_w + 0.5))
+    else:
+        w, h = max(1, math.floor(box_h * src_w / src_h + 0.5)), box_h
+    return Frame(w, h, (box_w - w) // 2, (box_h - h) // 2, box_w, box_h)
+
+
+def resolved_size(spec: SizeSpec, src_w: int, src_h: int, fit: str) -> tuple[int, int]:
+    """The pixel size a SizeSpec gives an image of src_w x src_h (fit picks the picture inside a WxH box)."""
+    if spec.scale is not None:
+        return max(1, round(src_w * spec.scale)), max(1, round(src_h * spec.scale))
+    if spec.width and spec.height:
+        frame = fit_frame(src_w, src_h, spec.width, spec.height, fit)
+        return frame.width, frame.height
+    if spec.width:
+        return spec.width, max(1, round(src_h * spec.width / src_w))
+    return max(1, round(src_w * spec.height / src_h)), spec.height
+
+
+def check_growth(src: tuple[int, int], out: tuple[int, int], force: bool, hint: str) -> None:
+    """An upscale beyond 8x on a side, or a side over 32768 pixels, needs `force` (one line otherwise)."""
+    if force:
+        return
+    factor = max(out[0] / src[0], out[1] / src[1])
+    if factor > MAX_UPSCALE or max(out) > MAX_SIDE:
+        raise UsageError(
+            f"resize {src[0]}x{src[1]} -> {out[0]}x{out[1]} is a {factor:.3g}x upscale; beyond "
+            f"{MAX_UPSCALE}x or {MAX_SIDE} pixels a side it needs {hint}"
+        )

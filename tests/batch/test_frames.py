@@ -72,6 +72,17 @@ def test_missing_frames_are_reported_as_compact_ranges():
     assert format_frames([1010, 1004, 1011, 1012, 1020]) == "1004, 1010-1012, 1020"
 
 
+def test_missing_frames_on_a_step_read_as_the_frames_syntax():
+    assert format_frames(range(1002, 1101, 2)) == "1002-1100x2"
+    assert format_frames([1, 3]) == "1, 3"  # two frames are not a stepped range
+    assert format_frames([1, 3, 5, 6, 7]) == "1-5x2, 6-7"
+
+
+def test_a_long_scatter_of_missing_frames_stays_one_short_line():
+    text = format_frames([f * f for f in range(1, 200)])
+    assert len(text) < 120 and text.endswith("more ranges")
+
+
 def test_frame_number_of_a_plain_file_is_its_trailing_digits_after_a_separator():
     assert frame_in_name(Path("plate_v2.1001.exr")) == 1001
     assert frame_in_name(Path("render_0042.exr")) == 42

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from oxi_cli.cli.run import split_run_args
-from oxi_cli.errors import FormatError, OxiError, UsageError
+from oxi_cli.errors import FormatError, InputError, OxiError, UsageError
 from oxi_cli.ops import Blur, Cdl, Lut3d, Matrix, Resize
 from oxi_cli.recipe import compile_chain, load_recipe
 
@@ -55,7 +57,7 @@ def test_flags_keep_their_order_and_inputs_between_them(looks: Path):
 
 
 def test_sizes_flow_through_successive_resizes():
-    _, chain, _ = chain_from(["--resize", "1920x0", "--resize", "0.5", "--resize:filter=box", "100x100"])
+    _, chain, _ = chain_from(["--resize", "1920x0", "--resize", "50%", "--resize:filter=box:fit=stretch", "100x100"])
     ops = chain.ops_for(4096, 2160)
     assert [(op.width, op.height) for op in ops] == [(1920, 1012), (960, 506), (100, 100)]
     assert ops[2].filter == "box"
@@ -123,7 +125,7 @@ blur = { radius = 6 }
 
 def test_recipe_expands_where_it_appears_among_flags(looks: Path):
     (looks / "r.toml").write_text('[[op]]\nlut3d = "show.cube"\n')
-    _, chain, _ = chain_from(["--blur", "1", "--recipe", str(looks / "r.toml"), "--resize", "0.5"])
+    _, chain, _ = chain_from(["--blur", "1", "--recipe", str(looks / "r.toml"), "--resize", "50%"])
     assert [type(op) for op in chain.ops_for(10, 10)] == [Blur, Lut3d, Resize]
 
 
@@ -150,3 +152,47 @@ def test_recipe_op_values_are_checked_with_the_op_number(tmp_path: Path):
     path.write_text("[[op]]\nblur = 1\n[[op]]\nresize = 'huge'\n")
     with pytest.raises(UsageError, match=r"r\.toml op 2"):
         compile_chain(load_recipe(path).specs)
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ('[run]\nthreads = "many"\n', ("[run] threads", "an integer")),
+        ('[run]\njobs = "abc"\n', ("[run] jobs", "an integer")),
+        ("[run]\nbackend = 3\n", ("[run] backend", "a string")),
+        ('[output]\ncompression = ["zip"]\n', ("[output] compression", "a string")),
+        ("[run]\nthreads = 100000\n", ("[run] threads", "1..")),
+    ],
+)
+def test_a_setting_of_the_wrong_type_names_the_key_and_what_it_takes(tmp_path: Path, body: str, words):
+    path = tmp_path / "r.toml"
+    path.write_text(body)
+    with pytest.raises(FormatError) as err:
+        load_recipe(path)
+    assert err.value.exit_code == 2 and all(w in str(err.value) for w in words)
+
+
+@pytest.mark.parametrize("body", ["a = " + "[" * 5000 + "]" * 5000, "x = " + "{a = " * 3000 + "1" + "}" * 3000])
+def test_deeply_nested_toml_is_a_format_error(tmp_path: Path, body: str):
+    path = tmp_path / "deep.toml"
+    path.write_text(body)
+    with pytest.raises(FormatError, match="nested too deeply"):
+        load_recipe(path)
+
+
+def test_a_recipe_path_that_is_a_fifo_or_a_device_is_refused_without_reading(tmp_path: Path):
+    fifo = tmp_path / "r.toml"
+    os.mkfifo(fifo)  # no writer: opening it would block forever
+    for path in (fifo, Path("/dev/zero")):
+        t0 = time.perf_counter()
+        with pytest.raises(InputError, match="not a regular file"):
+            load_recipe(path)
+        assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_huge_recipe_is_refused_before_it_is_read(tmp_path: Path):
+    path = tmp_path / "big.toml"
+    with open(path, "wb") as f:
+        f.truncate(64 << 20)
+    with pytest.raises(InputError, match="small"):
+        load_recipe(path)

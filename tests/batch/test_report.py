@@ -27,13 +27,13 @@ def test_a_single_file_keeps_its_error_code():
     assert BatchReport([rec("a", "failed", exit_code=2, error="x")], single=True).return_code() == 2
 
 
-def test_gaps_on_disk_are_notes_but_frames_asked_for_are_failures():
-    gap = rec("p.1003", "missing", frame=1003, required=False)
-    asked = rec("p.1004", "missing", frame=1004, required=True)
-    assert BatchReport([rec("a", "ok"), gap], single=False).return_code() == 0
-    report = BatchReport([rec("a", "ok"), gap, asked], single=False)
+def test_missing_frames_fail_the_batch_and_are_listed_once_as_ranges():
+    missing = [rec(f"p.{f}", "missing", frame=f, required=True) for f in (1003, 1004, 1010)]
+    report = BatchReport([rec("a", "ok"), *missing], single=False)
     assert report.return_code() == 1
-    assert "  missing frames: 1003-1004" in report.summary()
+    lines = report.summary()
+    assert "  missing frames: 1003-1004, 1010 (3 frames)" in lines
+    assert sum("1003" in line for line in lines) == 1
 
 
 def test_interrupted_is_130_and_says_nothing_partial_was_left():

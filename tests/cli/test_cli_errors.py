@@ -54,7 +54,7 @@ def test_slope_with_two_numbers(plate: Path, tmp_path: Path):
     assert_one_line_error(run_oxi("cdl", str(plate), str(tmp_path / "o.exr"), "--slope", "1,2"), 2, "--slope")
 
 
-@pytest.mark.parametrize("size", ["0x10", "10x0", "banana"])
+@pytest.mark.parametrize("size", ["0x0", "banana", "50", "-5x5"])
 def test_bad_resize_size(plate: Path, tmp_path: Path, size: str):
     assert_one_line_error(run_oxi("resize", str(plate), str(tmp_path / "o.exr"), "--size", size), 2, "--size")
 

@@ -9,6 +9,7 @@ import pytest
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops.resize import Frame, SizeSpec, fit_frame, parse_size
 
 NAN, INF = float("nan"), float("inf")
 
@@ -87,3 +88,47 @@ def test_good_parameters_build():
     assert Blur(1e-3).radius == 1
     assert Blur.from_radius(1.0).sigma == pytest.approx(1 / 3)
     assert Matrix.from_values([1.0] * 12).offset == (1.0, 1.0, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("make", [lambda: Cdl(slope=(1e39, 1, 1)), lambda: Cdl(sat=-4e38),
+                                  lambda: Matrix.from_values([1e39] + [0.0] * 8)])
+def test_parameters_beyond_float32_are_refused(make):
+    with pytest.raises(OpError, match="float32"):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("src", "box", "frame"),
+    [  # measured with oiiotool 3.2 --fit: (picture w, h, data-window origin x, y)
+        ((400, 200), (100, 100), (100, 50, 0, 25)),
+        ((400, 200), (100, 75), (100, 50, 0, 12)),
+        ((400, 200), (333, 101), (202, 101, 65, 0)),
+        ((400, 200), (101, 333), (101, 51, 0, 141)),
+    ],
+)
+def test_fit_places_the_picture_as_oiiotool_fit_does(src, box, frame):
+    f = fit_frame(*src, *box, "fit")
+    assert (f.width, f.height, f.x, f.y) == frame and (f.box_width, f.box_height) == box
+
+
+def test_fill_covers_the_box_and_stretch_is_the_box():
+    f = fit_frame(400, 200, 100, 100, "fill")
+    assert (f.width, f.height, f.x, f.y) == (200, 100, -50, 0)
+    assert fit_frame(400, 200, 100, 100, "stretch") == Frame(100, 100, 0, 0, 100, 100)
+
+
+@pytest.mark.parametrize(("text", "spec"), [("1920x1080", SizeSpec(1920, 1080)), ("1920x0", SizeSpec(1920, 0)),
+                                            ("0X1080", SizeSpec(0, 1080)), ("50%", SizeSpec(scale=0.5)),
+                                            (" 12.5 % ", SizeSpec(scale=0.125))])
+def test_the_size_syntax(text, spec):
+    assert parse_size(text) == spec
+
+
+@pytest.mark.parametrize("text", ["50", "0.5", 2, "0x0", "x", "-50%", "50%%", "1e400%"])
+def test_sizes_that_are_not_the_syntax_are_usage_errors(text):
+    with pytest.raises(UsageError):
+        parse_size(text)
+
+
+def test_scale_options_read_a_bare_number_as_a_factor():
+    assert parse_size("0.5", "--scale", bare_is_scale=True) == SizeSpec(scale=0.5)

@@ -1,0 +1,97 @@
+"""Exit codes by cause, in one place: every failure becomes one stderr line and one exit code."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from oxi_cli.errors import OxiError
+
+# The rules README's "Exit codes" section states. Wrong input or arguments are the user's to fix (2); the
+# machine failing us (disk full, device lost, out of memory, a bug) is 1; Ctrl-C is 130; a reader that
+# closed our stdout (`oxi info ... | head`) ends us quietly, as it ends `cat`.
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat` in the same place
+MAX_LINE = 400  # an error quoting a huge value (--name '{stem:>9999999}') must stay readable
+
+
+def click_errors() -> Any:
+    """The exceptions module of the Click that Typer runs on (Typer >= 0.25 vendors its own copy)."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # an older Typer on the real Click
+        from click import exceptions
+    return exceptions
+
+
+def _abort() -> type:
+    import typer
+
+    return typer.Abort
+
+
+def exit_code_for(error: BaseException) -> int:
+    """The exit code for any exception that reaches the command line."""
+    click = click_errors()
+
+    if isinstance(error, OxiError):
+        return error.exit_code
+    if isinstance(error, click.ClickException):
+        # Click's own usage errors (a bad option value, an unknown option) are the user's input: 2.
+        return EXIT_USAGE if isinstance(error, click.UsageError) else error.exit_code
+    if isinstance(error, (KeyboardInterrupt, _abort())):
+        return EXIT_INTERRUPTED
+    if isinstance(error, BrokenPipeError):
+        return EXIT_CLOSED_PIPE
+    return EXIT_FAILED
+
+
+def message_for(error: BaseException) -> str:
+    """One line saying what went wrong, in oxi's words."""
+    click = click_errors()
+
+    if isinstance(error, OxiError):
+        return str(error)
+    if isinstance(error, click.ClickException):
+        return click_message(error)
+    if isinstance(error, MemoryError):
+        return "out of memory; try a smaller --threads or --jobs, or a machine with more RAM"
+    if isinstance(error, (KeyboardInterrupt, _abort())):
+        return "interrupted; no partial output was left behind"
+    return f"{type(error).__name__}: {error} (rerun with --debug for the traceback)"
+
+
+def click_message(error: Any) -> str:
+    """Click's usage errors as `--sat: 'abc' is not a valid float (see oxi cdl --help)`: one line, no box."""
+    click = click_errors()
+
+    text = error.format_message()
+    hint = ""
+    if isinstance(error, click.BadParameter) and not isinstance(error, click.MissingParameter):
+        text = error.message
+        param = error.param
+        opts = [o for o in getattr(param, "opts", []) if o.startswith("--")] if param is not None else []
+        hint = opts[0] if opts else str(error.param_hint or getattr(param, "name", "") or "").strip("'\"")
+    text = text.rstrip(".")
+    if text[:1].isupper() and text[1:2].islower():
+        text = text[0].lower() + text[1:]
+    where = getattr(getattr(error, "ctx", None), "command_path", None)
+    tail = f" (see `{where} --help`)" if where else ""
+    return f"{hint}: {text}{tail}" if hint else f"{text}{tail}"
+
+
+def one_line(message: str) -> str:
+    """Newlines folded and length capped, so an error is always exactly one readable line."""
+    flat = " ".join(message.split())
+    return flat if len(flat) <= MAX_LINE else flat[: MAX_LINE - 1] + "…"
+
+
+def print_error(message: str) -> None:
+    print(f"oxi: error: {one_line(message)}", file=sys.stderr, flush=True)
+
+
+def print_warning(message: str) -> None:
+    print(f"oxi: warning: {one_line(message)}", file=sys.stderr, flush=True)
