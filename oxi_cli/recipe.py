@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oxi_cli.cli import parse
 from oxi_cli.errors import FormatError, InputError, OxiError, UsageError
+from oxi_cli.ops.values import check_float32, parse_numbers
 
 OP_KINDS = ("cdl", "lut3d", "matrix", "resize", "blur")
 # Parameters each op takes besides its main value (the same names on the command line and in TOML).
@@ -38,7 +38,6 @@ SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "memory_budget": ((str, int), 'a size, e.g. memory_budget = "8G"'),
     "threads": ((int,), "an integer, e.g. threads = 8"),
 }
-MAX_RECIPE_BYTES = 1 << 20  # recipes are a few lines of text; anything larger is not one
 
 
 # --- builders shared by the single-op commands, `oxi run` and recipes -------------------------------
@@ -47,7 +46,7 @@ MAX_RECIPE_BYTES = 1 << 20  # recipes are a few lines of text; anything larger i
 def numbers(label: str, value: Any, counts: tuple[int, ...]) -> list[float]:
     """Numbers from a string ('1,2,3'), one number, or a list (TOML)."""
     if isinstance(value, str):
-        return parse.numbers(label, value, counts)
+        return parse_numbers(label, value, counts)
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise UsageError(f"{label} takes numbers, got {shown(value)}")
@@ -55,7 +54,7 @@ def numbers(label: str, value: Any, counts: tuple[int, ...]) -> list[float]:
         raise UsageError(f"{label} needs {' or '.join(map(str, counts))} numbers, got {len(values)}")
     if not all(math.isfinite(v) for v in values):
         raise UsageError(f"{label} values must be finite, got {shown(value)}")
-    parse.check_float32(label, values, shown(value))
+    check_float32(label, values, shown(value))
     return [float(v) for v in values]
 
 
@@ -235,7 +234,7 @@ class Chain:
         return ops
 
     def describe(self, ops: Sequence[Any]) -> list[dict[str, Any]]:
-        from oxi_cli.batch.report import describe_op
+        from oxi_cli.ops.base import describe_op
 
         out = []
         for op in ops:
@@ -405,26 +404,9 @@ def load_recipe(path: str | Path) -> Recipe:
 
 def _read_recipe(path: Path) -> str:
     """The recipe's text; a FIFO, a device (/dev/zero) or a huge file is refused before anything is read."""
-    import os
-    import stat
+    from oxi_cli.files import MAX_RECIPE_BYTES, read_side_file
 
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"recipe not found: {path}") from None
-    except OSError as e:
-        raise InputError(f"cannot read recipe {path}: {e.strerror or e}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"recipe {path} is not a regular file")
-    if info.st_size > MAX_RECIPE_BYTES:
-        raise InputError(f"recipe {path} is {info.st_size} bytes; a recipe is a small TOML text file")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_RECIPE_BYTES + 1)
-    except OSError as e:
-        raise InputError(f"cannot read recipe {path}: {e.strerror or e}") from None
-    if len(data) > MAX_RECIPE_BYTES:
-        raise InputError(f"recipe {path} is larger than {MAX_RECIPE_BYTES} bytes; a recipe is a small text file")
+    data = read_side_file(path, "recipe", MAX_RECIPE_BYTES, text=True)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -433,7 +415,7 @@ def _read_recipe(path: Path) -> str:
 
 def _setting(path: Path, table: str, key: str, value: Any) -> Any:
     """A recipe setting of the right type (and range), or a FormatError naming the key and what it takes."""
-    from oxi_cli.batch.options import MAX_JOBS, max_threads
+    from oxi_cli.limits import MAX_JOBS, max_threads
 
     kinds, wanted = SETTING_TYPES[key]
     if isinstance(value, bool) or not isinstance(value, kinds):

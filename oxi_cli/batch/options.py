@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from oxi_cli.errors import UsageError
-
-# More threads than this only thrash (and OpenEXR's pool fails to start some 10000 threads): 4 per core.
-THREADS_PER_CORE = 4
-MAX_JOBS = 256
-
-
-def max_threads() -> int:
-    return THREADS_PER_CORE * (os.cpu_count() or 1)
+from oxi_cli.limits import MAX_JOBS, THREADS_PER_CORE, max_threads
 
 
 @dataclass

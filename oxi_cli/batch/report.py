@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,32 +77,6 @@ class FileRecord:
 
 def _round(v: float | None) -> float | None:
     return None if v is None else round(v, 6)
-
-
-def describe_op(op: object) -> dict[str, Any]:
-    """An op value as JSON-ready parameters; tables become their shape, not their numbers."""
-    out: dict[str, Any] = {"op": getattr(op, "name", type(op).__name__.lower())}
-    if not dataclasses.is_dataclass(op):
-        return out
-    for f in dataclasses.fields(op):
-        value = getattr(op, f.name)
-        if hasattr(value, "shape") and getattr(value, "ndim", 0) > 1:
-            out[f"{f.name}_shape"] = list(value.shape)
-        elif hasattr(value, "tolist"):
-            out[f.name] = _json_number(value.tolist())
-        elif isinstance(value, (tuple, list)):
-            out[f.name] = [_json_number(v) for v in value]
-        else:
-            out[f.name] = _json_number(value)
-    return out
-
-
-def _json_number(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
-    if isinstance(v, list):
-        return [_json_number(x) for x in v]
-    return v
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oxi_cli.errors import InputError, UsageError
-from oxi_cli.io.sidefile import MAX_CDL_BYTES, MAX_LUT_BYTES
+from oxi_cli.files import MAX_CDL_BYTES, MAX_LUT_BYTES
 
 if TYPE_CHECKING:
     from oxi_cli.ops import Cdl, ColorOp
@@ -51,6 +51,6 @@ def load_cdl(path: str | Path, cc_id: str | None = None, style: str = "noclamp")
 
 
 def _read(path: Path, kind: str, max_bytes: int) -> bytes:
-    from oxi_cli.io.sidefile import read_side_file
+    from oxi_cli.files import read_side_file
 
     return read_side_file(path, kind, max_bytes, text=True)

@@ -58,7 +58,7 @@ def check_readable(path: Path) -> None:
 
     Only regular files (symlinks followed) go on: a FIFO would block the reader, a device never ends.
     """
-    from oxi_cli.io.sidefile import describe_mode
+    from oxi_cli.files import describe_mode
 
     try:
         st = path.stat()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -145,3 +146,29 @@ def lut_domain(op: object) -> list[float]:
     lo = np.asarray(op.domain_min, dtype=np.float64)  # type: ignore[attr-defined]
     scale = (op.size - 1) / (np.asarray(op.domain_max, np.float64) - lo)  # type: ignore[attr-defined]
     return [*lo.tolist(), *scale.tolist()]
+
+
+def describe_op(op: object) -> dict[str, Any]:
+    """An op value as JSON-ready parameters; tables become their shape, not their numbers."""
+    out: dict[str, Any] = {"op": getattr(op, "name", type(op).__name__.lower())}
+    if not dataclasses.is_dataclass(op):
+        return out
+    for f in dataclasses.fields(op):
+        value = getattr(op, f.name)
+        if hasattr(value, "shape") and getattr(value, "ndim", 0) > 1:
+            out[f"{f.name}_shape"] = list(value.shape)
+        elif hasattr(value, "tolist"):
+            out[f.name] = _json_number(value.tolist())
+        elif isinstance(value, (tuple, list)):
+            out[f.name] = [_json_number(v) for v in value]
+        else:
+            out[f.name] = _json_number(value)
+    return out
+
+
+def _json_number(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, list):
+        return [_json_number(x) for x in v]
+    return v

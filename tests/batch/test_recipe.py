@@ -194,5 +194,5 @@ def test_a_huge_recipe_is_refused_before_it_is_read(tmp_path: Path):
     path = tmp_path / "big.toml"
     with open(path, "wb") as f:
         f.truncate(64 << 20)
-    with pytest.raises(InputError, match="small"):
+    with pytest.raises(InputError, match="over 4 MiB are refused"):
         load_recipe(path)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oxi_cli.batch.report import BatchReport, FileRecord, describe_op
+from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.ops import Cdl, Lut3d
+from oxi_cli.ops.base import describe_op
 
 
 def rec(name: str, status: str, **kw: object) -> FileRecord:

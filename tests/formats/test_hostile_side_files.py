@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from oxi_cli.errors import InputError
+from oxi_cli.files import open_side_file, read_side_file
 from oxi_cli.formats.registry import load_cdl, load_lut
-from oxi_cli.io.sidefile import open_side_file, read_side_file
 from tests.formats.files import write
 
 SECRET = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
@@ -134,7 +134,7 @@ def test_running_out_of_file_descriptors_is_the_machine_not_the_file(tmp_path: P
         import os, resource
         from oxi_cli.formats import cdl_xml, cube  # noqa: F401 - imported now: imports open files too
         from oxi_cli.formats.registry import load_cdl, load_lut
-        from oxi_cli.io import sidefile  # noqa: F401
+        from oxi_cli import files as sidefile  # noqa: F401
         from oxi_cli.errors import OxiError
         fds = len(os.listdir("/proc/self/fd")) - 1  # the listing itself held one
         resource.setrlimit(resource.RLIMIT_NOFILE, (fds, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))

@@ -1,4 +1,4 @@
-"""Parsers for option values (number lists, sizes) that raise one-line UsageErrors."""
+"""Op parameters as people type them ('1.1,1,0.9'): finite numbers within float32, one-line UsageErrors."""
 
 from __future__ import annotations
 
@@ -7,12 +7,10 @@ import re
 from collections.abc import Sequence
 
 from oxi_cli.errors import UsageError
-
-# Parameters reach the kernels as float32: a larger magnitude would silently become Inf (and NaN pixels).
-FLOAT32_MAX = 3.4028234663852886e38
+from oxi_cli.ops.base import FLOAT32_MAX
 
 
-def numbers(option: str, text: str, counts: tuple[int, ...]) -> list[float]:
+def parse_numbers(option: str, text: str, counts: tuple[int, ...]) -> list[float]:
     """Comma- or space-separated finite numbers, exactly one of `counts` of them."""
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     try:
@@ -32,20 +30,3 @@ def check_float32(option: str, values: Sequence[float], shown: str) -> None:
     """Refuse numbers beyond float32's range (3.4e38): they would compute as Inf."""
     if any(abs(v) > FLOAT32_MAX for v in values):
         raise UsageError(f"{option} values must lie within ±3.4e38 (float32), got {shown}")
-
-
-def triple(option: str, text: str) -> tuple[float, float, float]:
-    """R,G,B or one number for all three."""
-    values = numbers(option, text, (1, 3))
-    return (values[0],) * 3 if len(values) == 1 else tuple(values)  # type: ignore[return-value]
-
-
-def size(text: str) -> tuple[int, int]:
-    """'1920x1080' -> (1920, 1080); both sides must be positive integers."""
-    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
-    if not m:
-        raise UsageError(f"--size takes WIDTHxHEIGHT, e.g. 1920x1080, got {text!r}")
-    w, h = int(m.group(1)), int(m.group(2))
-    if w < 1 or h < 1:
-        raise UsageError(f"--size needs a width and height of at least 1, got {text!r}")
-    return w, h

@@ -1,4 +1,6 @@
-"""User-named files oxi reads (LUTs, CDLs, recipes): regular files only, bounded in size, never blocking."""
+"""User-named files oxi reads (LUTs, CDLs, recipes): regular files only, bounded in size, never blocking.
+
+Below io, formats and recipe, which all read such files."""
 
 from __future__ import annotations
 
