@@ -1,5 +1,5 @@
 """Entry point for `python -m oxi_cli`."""
 
-from oxi_cli.cli.main import run
+from oxi_cli.cli.main import run_app
 
-run()
+run_app()

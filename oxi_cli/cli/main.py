@@ -198,6 +198,3 @@ def _exit_now(code: object) -> None:
         sys.stderr.flush()
     os._exit(code or 0)
 
-
-# pyproject's console script names `oxi_cli.cli.main:run`; `run` is also the `oxi run` command's module.
-run = run_app  # noqa: F811

@@ -63,17 +63,13 @@ def write_image(
     compression: str | None = None,
     input_path: str | Path | None = None,
     in_place: bool = False,
-    overwrite_input: str | Path | None = None,
 ) -> None:
     """Write `image` in the format of `path`'s extension, atomically, keeping what the format can hold.
 
     `compression` overrides the codec (EXR names such as zip, piz, dwaa; TIFF: none, deflate, lzw...).
     `input_path` is the file the image came from: writing onto it is refused unless `in_place`.
-    `overwrite_input=p` is shorthand for `input_path=p, in_place=True`.
     Each plane is written as `image.meta.pixel_types[name]`, converted if it arrives as another type.
     """
-    if overwrite_input is not None:
-        input_path, in_place = overwrite_input, True
     path = Path(path)
     try:
         fmt = format_for(path)
