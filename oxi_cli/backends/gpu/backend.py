@@ -254,7 +254,7 @@ class WgpuBackend:
         copies."""
         if not isinstance(pixels, np.ndarray):  # planes: interleave on the host, where the bytes already are
             half = all(p.dtype == np.float16 for p in pixels)
-            pixels = np.stack(pixels, axis=-1).astype(np.float16 if half else np.float32, copy=False)
+            pixels = _interleave(pixels, np.float16 if half else np.float32)
         a = np.asarray(pixels)
         if a.ndim != 3:
             raise ProcessingError(f"expected an (H, W, C) image, got shape {a.shape}")
@@ -288,8 +288,7 @@ class WgpuBackend:
 
     def download_planes(self, handle: GpuImage, dtype: type = np.float32) -> list[np.ndarray]:
         """One C-contiguous (H, W) array per channel; float16 is packed on the device and travels as half."""
-        out = self.download(handle, np.empty(handle.shape, dtype))
-        return [np.ascontiguousarray(out[..., c]) for c in range(handle.shape[2])]
+        return _deinterleave(self.download(handle, np.empty(handle.shape, dtype)))
 
     @_gpu_errors
     def download(self, handle: GpuImage, out: np.ndarray | None = None) -> np.ndarray:
@@ -690,6 +689,39 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
         return
     step = _round_up(-(-n // pieces), 4096)
     list(_copy_pool().map(lambda s: np.copyto(dst[s : s + step], src[s : s + step]), range(0, n, step)))
+
+
+def _row_pieces(height: int, width: int) -> list[tuple[int, int]]:
+    """Row ranges of about COPY_PIECE pixels for the copy pool (one range for small images)."""
+    rows = max(1, COPY_PIECE // max(1, width * 4))
+    return [(r, min(height, r + rows)) for r in range(0, height, rows)]
+
+
+def _interleave(planes: Sequence[np.ndarray], dtype: type) -> np.ndarray:
+    """(H, W) planes -> one (H, W, C) array, row pieces on the copy pool: a single thread's strided copy
+    (np.stack) ran at 0.8 GB/s, a third of an 8K upload's time on the H100 box."""
+    h, w = planes[0].shape
+    out = np.empty((h, w, len(planes)), dtype)
+
+    def piece(rows: tuple[int, int]) -> None:
+        for c, plane in enumerate(planes):
+            out[rows[0] : rows[1], :, c] = plane[rows[0] : rows[1]]
+
+    list(_copy_pool().map(piece, _row_pieces(h, w)))
+    return out
+
+
+def _deinterleave(pixels: np.ndarray) -> list[np.ndarray]:
+    """(H, W, C) -> C contiguous (H, W) planes, row pieces on the copy pool."""
+    h, w, c = pixels.shape
+    planes = [np.empty((h, w), pixels.dtype) for _ in range(c)]
+
+    def piece(rows: tuple[int, int]) -> None:
+        for k, plane in enumerate(planes):
+            plane[rows[0] : rows[1]] = pixels[rows[0] : rows[1], :, k]
+
+    list(_copy_pool().map(piece, _row_pieces(h, w)))
+    return planes
 
 
 def _whole(buffer: Any) -> tuple[Any, int, int]:
