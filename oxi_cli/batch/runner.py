@@ -542,6 +542,17 @@ def _peak_rss() -> int | None:
 
 
 def _raise_in_thread(thread: threading.Thread) -> None:
+    """Interrupt a job thread. The KeyboardInterrupt can land before the job's own handler is set up; the
+    batch reports the interruption itself, so a thread ending of it must print no traceback."""
+    if threading.excepthook is not _quiet_on_interrupt:
+        threading.excepthook = _quiet_on_interrupt
     if thread.ident is not None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
 
+
+_default_excepthook = threading.excepthook
+
+
+def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
+    if not issubclass(args.exc_type, KeyboardInterrupt):
+        _default_excepthook(args)
