@@ -187,15 +187,28 @@ def working_planes(image: Image, names: Sequence[str]) -> list[np.ndarray]:
     return [to_float32(image.planes[name], image.meta.pixel_types[name]) for name in names]
 
 
+def _fused(op: Op) -> bool:
+    return isinstance(op, ColorOp) and op.runs_natively()
+
+
 def _segments(ops: Sequence[Op]) -> list[list[Op]]:
-    """Consecutive colour ops grouped into one segment (fused on the device); each spatial op alone."""
+    """Consecutive native colour ops grouped into one segment (fused on the device); each spatial op and
+    each host-only colour op alone."""
     segments: list[list[Op]] = []
     for op in ops:
-        if isinstance(op, ColorOp) and segments and isinstance(segments[-1][0], ColorOp):
+        if _fused(op) and segments and _fused(segments[-1][0]):
             segments[-1].append(op)
         else:
             segments.append([op])
     return segments
+
+
+def _on_host(backend: Backend, handle: object, op: ColorOp, half: bool) -> object:
+    """A colour op no kernel runs: its planes come to the host (the CPU backend's own, in place), the op
+    transforms R, G, B there and the result goes back as the next handle."""
+    planes = backend.download_planes(handle, np.float32)
+    op.apply_on_host(planes[:3])
+    return backend.upload(planes, adopt=True, half=half)
 
 
 def run_chain(
@@ -217,7 +230,9 @@ def run_chain(
     handle = backend.upload(planes, adopt=adopt, half=only_read or (len(segments) <= 1 and half_result))
     for k, segment in enumerate(segments):
         first = segment[0]
-        if isinstance(first, ColorOp):
+        if isinstance(first, ColorOp) and not first.runs_natively():
+            handle = _on_host(backend, handle, first, half_result and k == len(segments) - 1)
+        elif isinstance(first, ColorOp):
             backend.color_chain(handle, handle, segment, has_alpha)  # type: ignore[arg-type]
         else:
             h, w, c = handle.shape

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from oxi_cli import __version__
-from oxi_cli.cli import color, info, run, spatial
+from oxi_cli.cli import color, colorspace, info, run, spatial
 
 MAIN_EPILOG = """\b
 Every processing command takes IN OUT, or many inputs with -o:
@@ -48,6 +48,8 @@ def main(
 app.command(epilog=color.CDL_EPILOG)(color.cdl)
 app.command(epilog=color.LUT_EPILOG)(color.lut3d)
 app.command(epilog=color.MATRIX_EPILOG)(color.matrix)
+app.command(epilog=colorspace.COLORSPACE_EPILOG)(colorspace.colorspace)
+app.command(epilog=colorspace.DISPLAY_EPILOG)(colorspace.display)
 app.command(epilog=spatial.RESIZE_EPILOG)(spatial.resize)
 app.command(epilog=spatial.BLUR_EPILOG)(spatial.blur)
 app.command(
@@ -76,7 +78,7 @@ def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JS
         run_probe(json_output)
 
 
-PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run")
+PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run", "colorspace", "display")
 
 
 def run_app() -> None:

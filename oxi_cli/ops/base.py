@@ -42,6 +42,15 @@ class ColorOp:
         """Device bytes of this op's table, as the widest layout a shader may use (vec4 per entry)."""
         return 0
 
+    def runs_natively(self) -> bool:
+        """False for an op no backend kernel runs: the executor applies it on the host (`apply_on_host`)
+        between the fused device chains."""
+        return True
+
+    def apply_on_host(self, rgb: Sequence[np.ndarray]) -> None:
+        """Transform float32 R, G, B planes in place (only ops that do not run natively)."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class AxisStep:
