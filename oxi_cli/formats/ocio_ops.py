@@ -11,7 +11,7 @@ import numpy as np
 
 from oxi_cli.errors import FormatError
 from oxi_cli.formats.ocio_config import ocio
-from oxi_cli.ops import Cdl, ColorOp, Lut1d, Lut3d, Matrix
+from oxi_cli.ops import Cdl, ColorOp, Exponent, ExponentLinear, Log, Lut1d, Lut3d, Matrix, Range
 from oxi_cli.ops.ocio_cpu import OcioCpu
 
 # A translator returns the oxi ops computing one OCIO transform, or None when oxi has no kernel for it
@@ -93,12 +93,12 @@ def _matrix(t: Any) -> list[ColorOp]:
 
 def _lut1d(t: Any) -> list[ColorOp] | None:
     OCIO = ocio()
-    if _inverse(t) or t.getHueAdjust() != OCIO.HUE_NONE or t.getInputHalfDomain():
+    if _inverse(t) or t.getHueAdjust() != OCIO.HUE_NONE:
         return None
     table = np.asarray(t.getData(), np.float32).reshape(-1, 3)
     if t.getOutputRawHalfs():
         table = table.astype(np.uint16).view(np.float16).astype(np.float32)
-    return [Lut1d(table)]
+    return [Lut1d(table, half_domain=bool(t.getInputHalfDomain()))]
 
 
 def _lut3d(t: Any) -> list[ColorOp] | None:
@@ -121,11 +121,69 @@ def _cdl(t: Any) -> list[ColorOp] | None:
     return [Cdl(tuple(t.getSlope()), tuple(t.getOffset()), tuple(t.getPower()), t.getSat(), style)]
 
 
+def _exponent(t: Any) -> list[ColorOp] | None:
+    OCIO = ocio()
+    styles = {OCIO.NEGATIVE_CLAMP: "clamp", OCIO.NEGATIVE_MIRROR: "mirror", OCIO.NEGATIVE_PASS_THRU: "pass"}
+    style = styles.get(t.getNegativeStyle())
+    if style is None:
+        return None
+    gamma = [float(g) for g in t.getValue()[:3]]
+    if _inverse(t):
+        gamma = [1.0 / g for g in gamma]  # OCIO's reverse renderer: float(1. / gamma)
+    return [Exponent(tuple(gamma), style)]  # type: ignore[arg-type]
+
+
+def _exponent_linear(t: Any) -> list[ColorOp] | None:
+    OCIO = ocio()
+    if t.getNegativeStyle() not in (OCIO.NEGATIVE_LINEAR, OCIO.NEGATIVE_MIRROR):
+        return None
+    mirror = t.getNegativeStyle() == OCIO.NEGATIVE_MIRROR
+    return [ExponentLinear(tuple(t.getGamma()[:3]), tuple(t.getOffset()[:3]), mirror, _inverse(t))]
+
+
+def _log(t: Any) -> list[ColorOp]:
+    return [Log(base=t.getBase(), inverse=_inverse(t))]
+
+
+def _log_affine(t: Any) -> list[ColorOp]:
+    return [Log(**_log_sides(t), inverse=_inverse(t))]
+
+
+def _log_camera(t: Any) -> list[ColorOp]:
+    slope = tuple(t.getLinearSlopeValue()) if t.isLinearSlopeValueSet() else None
+    return [Log(**_log_sides(t), lin_break=tuple(t.getLinSideBreakValue()), linear_slope=slope, inverse=_inverse(t))]
+
+
+def _log_sides(t: Any) -> dict[str, Any]:
+    return {
+        "base": t.getBase(),
+        "log_slope": tuple(t.getLogSideSlopeValue()),
+        "log_offset": tuple(t.getLogSideOffsetValue()),
+        "lin_slope": tuple(t.getLinSideSlopeValue()),
+        "lin_offset": tuple(t.getLinSideOffsetValue()),
+    }
+
+
+def _range(t: Any) -> list[ColorOp]:
+    OCIO = ocio()
+    lo = (t.getMinInValue(), t.getMinOutValue()) if t.hasMinInValue() else (None, None)
+    hi = (t.getMaxInValue(), t.getMaxOutValue()) if t.hasMaxInValue() else (None, None)
+    if _inverse(t):  # the inverse maps the output bounds back onto the input ones
+        lo, hi = lo[::-1], hi[::-1]
+    return [Range(lo[0], hi[0], lo[1], hi[1], clamp=t.getStyle() == OCIO.RANGE_CLAMP)]
+
+
 TRANSLATORS: dict[str, Translator] = {
     "MatrixTransform": _matrix,
     "Lut1DTransform": _lut1d,
     "Lut3DTransform": _lut3d,
     "CDLTransform": _cdl,
+    "ExponentTransform": _exponent,
+    "ExponentWithLinearTransform": _exponent_linear,
+    "LogTransform": _log,
+    "LogAffineTransform": _log_affine,
+    "LogCameraTransform": _log_camera,
+    "RangeTransform": _range,
 }
 
 
