@@ -3,6 +3,7 @@
 // mirror flag, then five fields of three channels: power, offset, break point, line slope, scale.
 // Included by color.wgsl.
 #include "program.wgsl"
+#include "mathf.wgsl"
 
 fn exponent_channel(x: f32, g: f32, style: u32) -> f32 {
     if (style == 0u) {
@@ -11,13 +12,13 @@ fn exponent_channel(x: f32, g: f32, style: u32) -> f32 {
         if (x > 0.0) {
             v = x;
         }
-        return pow(v, g);
+        return pow_f32(v, g);
     }
     if (style == 1u) {
-        let v = pow(abs(x), g);
+        let v = pow_f32(abs(x), g);
         return select(v, -v, x < 0.0);
     }
-    return select(x, pow(x, g), x > 0.0);
+    return select(x, pow_f32(x, g), x > 0.0);
 }
 
 fn exponent(v: vec3<f32>, o: u32) -> vec3<f32> {
@@ -38,9 +39,9 @@ fn moncurve_channel(x: f32, o: u32, c: u32, forward: bool) -> f32 {
     if (a <= brk) {
         v = a * slope;
     } else if (forward) {
-        v = pow(a * scale + off, gamma);
+        v = pow_f32(a * scale + off, gamma);
     } else {
-        v = pow(a, gamma) * scale - off;
+        v = pow_f32(a, gamma) * scale - off;
     }
     return select(v, -v, mirror && x < 0.0);
 }

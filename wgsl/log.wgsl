@@ -4,6 +4,7 @@
 // exp2 scale, -lin offset, 1 / lin slope, log-side break, 1 / line slope, -line offset. Included by
 // color.wgsl.
 #include "program.wgsl"
+#include "mathf.wgsl"
 
 const FLT_MIN: f32 = 1.17549435e-38;
 
@@ -16,14 +17,14 @@ fn lin_to_log_channel(x: f32, o: u32, c: u32) -> f32 {
     if (!(v > FLT_MIN)) {
         v = FLT_MIN;
     }
-    return log2(v) * params[o + 7u + c] + params[o + 10u + c];
+    return log2_f32(v) * params[o + 7u + c] + params[o + 10u + c];
 }
 
 fn log_to_lin_channel(x: f32, o: u32, c: u32) -> f32 {
     if (params[o] != 0.0 && x < params[o + 13u + c]) {
         return params[o + 16u + c] * (x + params[o + 19u + c]);
     }
-    let v = exp2((x + params[o + 1u + c]) * params[o + 4u + c]);
+    let v = exp2_f32((x + params[o + 1u + c]) * params[o + 4u + c]);
     return (v + params[o + 7u + c]) * params[o + 10u + c];
 }
 

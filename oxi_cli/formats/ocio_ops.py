@@ -98,6 +98,9 @@ def _lut1d(t: Any) -> list[ColorOp] | None:
     table = np.asarray(t.getData(), np.float32).reshape(-1, 3)
     if t.getOutputRawHalfs():
         table = table.astype(np.uint16).view(np.float16).astype(np.float32)
+    # As OCIO's renderer loads a table (SanitizeFloat): +-Inf entries become +-FLT_MAX, NaN 0.
+    top = float(np.finfo(np.float32).max)
+    table = np.nan_to_num(table, nan=0.0, posinf=top, neginf=-top)
     return [Lut1d(table, half_domain=bool(t.getInputHalfDomain()))]
 
 
