@@ -122,6 +122,8 @@ def _conversion_ops(conversion: Any) -> list[Any]:
     from oxi_cli.formats.ocio_ops import fallback_note, ops_from_processor
 
     ops = ops_from_processor(processor(conversion))
+    for op in ops:  # values meant for the output encoding: no clipping warning for integer files
+        object.__setattr__(op, "encodes_output", True)
     note = fallback_note(ops, conversion.describe())
     if note:
         print(f"oxi: warning: {note}", file=sys.stderr)

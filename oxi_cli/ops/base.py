@@ -26,6 +26,9 @@ class ColorOp:
     """A per-pixel transform of R, G, B (alpha only when `touches_alpha`); other channels pass through."""
 
     name: ClassVar[str]
+    # True on the ops of a colour-space or display conversion (set by whoever builds them): their values are
+    # meant for the output's encoding, so writing them to an integer file is no silent clipping.
+    encodes_output: ClassVar[bool] = False
 
     def is_identity(self) -> bool:
         return False
