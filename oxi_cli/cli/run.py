@@ -25,7 +25,7 @@ RUN_HELP = """Apply several operations in one pass, in the order given on the co
 Operations, each with one value (repeat and mix them freely):
   --cdl FILE             ASC CDL file (.cc/.ccc/.cdl), or values:
                          'slope=R,G,B offset=R,G,B power=R,G,B sat=S'
-  --lut3d FILE           3D/1D LUT (.cube, .3dl, .spi3d, .spi1d); or --lut
+  --lut3d FILE           3D/1D LUT (.cube, .3dl, .spi3d, .spi1d, .clf, .ctf); or --lut
   --matrix NUMBERS       9, 12 or 16 numbers, row-major (as `oxi matrix`)
   --resize SIZE          1920x1080; 1920x0 / 0x1080 keep the aspect; 0.5; 50%
   --blur SIGMA           gaussian sigma in pixels; or radius=R
