@@ -89,7 +89,7 @@ def run_app() -> None:
 
     args = sys.argv[1:]
     # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
-    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help"} & set(args):
+    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help", "--list"} & set(args):
         open_early(args)
     try:
         app()
