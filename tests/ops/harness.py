@@ -155,7 +155,8 @@ def assert_close(
     if mismatch.any():
         problems.insert(0, f"{int(mismatch.sum())} non-finite mismatches (NaN/Inf positions differ):")
 
-    allowed = rtol * np.maximum(np.abs(want), scale) + atol
+    with np.errstate(invalid="ignore"):  # 0 * Inf where want is infinite: those positions were checked above
+        allowed = rtol * np.maximum(np.abs(want), scale) + atol
     # A NaN allowance would make every comparison below pass silently: that is a broken reference.
     assert not np.isnan(allowed[finite]).any(), f"{what}: the reference's error scale is NaN"
     both = finite & np.isfinite(got)  # the rest was reported as a non-finite mismatch above
