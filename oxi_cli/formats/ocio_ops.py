@@ -11,7 +11,18 @@ import numpy as np
 
 from oxi_cli.errors import FormatError
 from oxi_cli.formats.ocio_config import ocio
-from oxi_cli.ops import Cdl, ColorOp, Exponent, ExponentLinear, Log, Lut1d, Lut3d, Matrix, Range
+from oxi_cli.ops import (
+    Cdl,
+    ColorOp,
+    Exponent,
+    ExponentLinear,
+    ExposureContrast,
+    Log,
+    Lut1d,
+    Lut3d,
+    Matrix,
+    Range,
+)
 from oxi_cli.ops.ocio_cpu import OcioCpu
 
 # A translator returns the oxi ops computing one OCIO transform, or None when oxi has no kernel for it
@@ -176,6 +187,16 @@ def _range(t: Any) -> list[ColorOp]:
     return [Range(lo[0], hi[0], lo[1], hi[1], clamp=t.getStyle() == OCIO.RANGE_CLAMP)]
 
 
+def _exposure_contrast(t: Any) -> list[ColorOp] | None:
+    OCIO = ocio()
+    styles = {OCIO.EXPOSURE_CONTRAST_LINEAR: "linear", OCIO.EXPOSURE_CONTRAST_VIDEO: "video",
+              OCIO.EXPOSURE_CONTRAST_LOGARITHMIC: "log"}
+    if t.isExposureDynamic() or t.isContrastDynamic() or t.isGammaDynamic():
+        return None  # dynamic properties change after the processor is built: OCIO keeps them
+    return [ExposureContrast(t.getExposure(), t.getContrast(), t.getGamma(), t.getPivot(), styles[t.getStyle()],
+                             t.getLogExposureStep(), t.getLogMidGray(), _inverse(t))]
+
+
 TRANSLATORS: dict[str, Translator] = {
     "MatrixTransform": _matrix,
     "Lut1DTransform": _lut1d,
@@ -187,6 +208,7 @@ TRANSLATORS: dict[str, Translator] = {
     "LogAffineTransform": _log_affine,
     "LogCameraTransform": _log_camera,
     "RangeTransform": _range,
+    "ExposureContrastTransform": _exposure_contrast,
 }
 
 
