@@ -187,15 +187,28 @@ def working_planes(image: Image, names: Sequence[str]) -> list[np.ndarray]:
     return [to_float32(image.planes[name], image.meta.pixel_types[name]) for name in names]
 
 
+def _fused(op: Op) -> bool:
+    return isinstance(op, ColorOp) and op.runs_natively()
+
+
 def _segments(ops: Sequence[Op]) -> list[list[Op]]:
-    """Consecutive colour ops grouped into one segment (fused on the device); each spatial op alone."""
+    """Consecutive native colour ops grouped into one segment (fused on the device); each spatial op and
+    each host-only colour op alone."""
     segments: list[list[Op]] = []
     for op in ops:
-        if isinstance(op, ColorOp) and segments and isinstance(segments[-1][0], ColorOp):
+        if _fused(op) and segments and _fused(segments[-1][0]):
             segments[-1].append(op)
         else:
             segments.append([op])
     return segments
+
+
+def _on_host(backend: Backend, handle: object, op: ColorOp, half: bool) -> object:
+    """A colour op no kernel runs: its planes come to the host (the CPU backend's own, in place), the op
+    transforms R, G, B there and the result goes back as the next handle."""
+    planes = backend.download_planes(handle, np.float32)
+    op.apply_on_host(planes[:3])
+    return backend.upload(planes, adopt=True, half=half)
 
 
 def run_chain(
@@ -217,7 +230,9 @@ def run_chain(
     handle = backend.upload(planes, adopt=adopt, half=only_read or (len(segments) <= 1 and half_result))
     for k, segment in enumerate(segments):
         first = segment[0]
-        if isinstance(first, ColorOp):
+        if isinstance(first, ColorOp) and not first.runs_natively():
+            handle = _on_host(backend, handle, first, half_result and k == len(segments) - 1)
+        elif isinstance(first, ColorOp):
             backend.color_chain(handle, handle, segment, has_alpha)  # type: ignore[arg-type]
         else:
             h, w, c = handle.shape
@@ -226,6 +241,50 @@ def run_chain(
             backend.spatial(handle, dst, first)  # type: ignore[arg-type]
             handle = dst
     return handle
+
+
+# Formats storing integers only (or usually: TIFF), where float pixels are clipped to 0..1 and quantised.
+INTEGER_TYPES = ("uint8", "uint16")
+_warned: set[str] = set()
+
+
+def clipped_fraction(planes: Sequence[np.ndarray]) -> float:
+    """Share of values an integer encoding clips: below 0, above 1, or NaN."""
+    total = sum(p.size for p in planes)
+    with np.errstate(invalid="ignore"):
+        outside = sum(int(np.count_nonzero(~((p >= 0) & (p <= 1)))) for p in planes)
+    return outside / total if total else 0.0
+
+
+def integer_output_note(image: Image, types: dict[str, str], floats: dict[str, np.ndarray], ops: Sequence[Op],
+                        out_format: str) -> str | None:
+    """The one warning line for float pixels written as integers with no colour conversion in the chain:
+    how much clips, which channels the format drops, and the flags that would have encoded them."""
+    stored = image.meta.pixel_types
+    written = [n for n in floats if types.get(n) in INTEGER_TYPES and stored.get(n) in ("half", "float")]
+    if not written or any(getattr(op, "encodes_output", False) for op in ops):
+        return None
+    from oxi_cli.io.raster import output_layout
+
+    try:
+        kept, _ = output_layout(Image(image.width, image.height, floats, replace(image.meta, pixel_types=types)),
+                                out_format)
+    except Exception:  # the writer reports an unwritable layout itself
+        kept = list(floats)
+    dropped = [n for n in image.planes if n not in kept]
+    pct = 100.0 * clipped_fraction([floats[n] for n in written if n in kept])
+    lost = f"channels {', '.join(dropped)} dropped; " if dropped else ""
+    return (f"float pixels written as {types[written[0]]} {out_format.upper()} with no colour conversion: "
+            f"{pct:.1f}% of values clipped to 0..1; {lost}encode them with --colorspace FROM:TO or --display "
+            f"FROM:DISPLAY:VIEW in `oxi run`, or `oxi colorspace` / `oxi display`")
+
+
+def _warn_once(message: str | None) -> None:
+    if message and message.split(":")[0] not in _warned:
+        _warned.add(message.split(":")[0])
+        import sys
+
+        print(f"oxi: warning: {message}", file=sys.stderr)
 
 
 def compute(
@@ -237,13 +296,17 @@ def compute(
     types: dict[str, str],
     *,
     fresh: bool = False,
+    floats: dict[str, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """Run the chain on `image`'s working channels; one output plane per name, in its output type (half in
     and half out when the files are half). `fresh`: nothing else holds the image's planes, so the backend
-    may compute in them (they then hold the result)."""
+    may compute in them (they then hold the result). `floats` receives the computed planes before they are
+    converted to the output type."""
     half_out = half_only(types, names)
     handle = run_chain(backend, working_planes(image, names), ops, has_alpha, adopt=fresh, half_result=half_out)
     planes = backend.download_planes(handle, np.float16 if half_out else np.float32)
+    if floats is not None:
+        floats.update(zip(names, planes, strict=True))
     return [plane if half_out else from_float32(plane, types[name]) for plane, name in zip(planes, names, strict=True)]
 
 
@@ -308,7 +371,8 @@ def execute(
     image = read_while_preparing(source, backend, ops, len(names), has_alpha, half_only(stored, names))
     t1 = time.perf_counter()
     types = output_types(image, out_type, sink.format)
-    computed = compute(backend, image, names, ops, has_alpha, types, fresh=source.fresh) if names else []
+    floats: dict[str, np.ndarray] = {}
+    computed = compute(backend, image, names, ops, has_alpha, types, fresh=source.fresh, floats=floats) if names else []
     out = dict(zip(names, computed, strict=True))
     t2 = time.perf_counter()
     planes: dict[str, np.ndarray] = {}
@@ -316,9 +380,11 @@ def execute(
         if name in out:
             planes[name] = out[name]
         elif types[name] != image.meta.pixel_types[name]:
-            planes[name] = from_float32(to_float32(plane, image.meta.pixel_types[name]), types[name])
+            floats[name] = to_float32(plane, image.meta.pixel_types[name])
+            planes[name] = from_float32(floats[name], types[name])
         else:
             planes[name] = plane
+    _warn_once(integer_output_note(image, types, floats, ops, sink.format))
     height, width = next(iter(out.values())).shape if out else (image.height, image.width)
     meta = replace(image.meta, pixel_types=types)
     sink.write(Image(width, height, planes, meta))

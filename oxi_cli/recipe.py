@@ -13,7 +13,7 @@ from typing import Any
 from oxi_cli.errors import FormatError, InputError, OxiError, UsageError
 from oxi_cli.ops.values import check_float32, parse_numbers
 
-OP_KINDS = ("cdl", "lut3d", "matrix", "resize", "blur")
+OP_KINDS = ("cdl", "lut3d", "matrix", "resize", "blur", "colorspace", "display")
 # Parameters each op takes besides its main value (the same names on the command line and in TOML).
 PARAMS: dict[str, tuple[str, ...]] = {
     "cdl": ("id", "style", "slope", "offset", "power", "sat"),
@@ -21,6 +21,8 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "matrix": ("offset",),
     "resize": ("filter", "fit", "force"),
     "blur": ("sigma", "radius"),
+    "colorspace": ("config",),
+    "display": ("from", "view", "look", "inverse", "config"),
 }
 # Recipe settings: table -> keys; each key has the command-line option of the same name (underscores
 # become dashes), and an option given on the command line wins over the recipe.
@@ -134,6 +136,65 @@ def build_matrix(values: Any, offset: Any = None, label: str = "--") -> Any:
     m = numbers(f"{label}matrix", values, (9, 12, 16))
     off = numbers(f"{label}offset", offset, (3, 4)) if offset is not None else None
     return Matrix.from_values(m, off)
+
+
+def build_colorspace(source: str, target: str, config: str | None = None) -> list[Any]:
+    """OCIO's conversion between two colour spaces (names, aliases or roles) as oxi ops."""
+    from oxi_cli.formats.ocio_config import Conversion
+
+    return _conversion_ops(Conversion(source, target, config=config))
+
+
+def build_display(
+    source: str, display: str, view: str, looks: str | None = None, inverse: bool = False, config: str | None = None
+) -> list[Any]:
+    """OCIO's display/view transform (with optional looks, or its inverse) as oxi ops."""
+    from oxi_cli.formats.ocio_config import Conversion
+
+    return _conversion_ops(Conversion(source, display=display, view=view, looks=looks, inverse=inverse, config=config))
+
+
+def _conversion_ops(conversion: Any) -> list[Any]:
+    from oxi_cli.formats.ocio_config import processor
+    from oxi_cli.formats.ocio_ops import fallback_note, ops_from_processor
+
+    ops = ops_from_processor(processor(conversion))
+    for op in ops:  # values meant for the output encoding: no clipping warning for integer files
+        object.__setattr__(op, "encodes_output", True)
+    note = fallback_note(ops, conversion.describe())
+    if note:
+        print(f"oxi: warning: {note}", file=sys.stderr)
+    return ops
+
+
+def split_names(value: Any, count: int, config: str | None, label: str) -> list[str]:
+    """'ACEScg:ACEScct' (or 'FROM:DISPLAY:VIEW') split at the colons that leave names the config knows:
+    names and aliases may hold colons themselves ('ocio:acescct_ap1_scene')."""
+    import itertools
+
+    from oxi_cli.formats.ocio_config import open_config, resolve_display, resolve_space, resolve_view
+
+    text = str(value)
+    cuts = [i for i, ch in enumerate(text) if ch == ":"]
+    if len(cuts) < count - 1:
+        shape = "FROM:TO" if count == 2 else "FROM:DISPLAY:VIEW"
+        raise UsageError(f"{label} takes {shape}, got {text!r}")
+    cfg = open_config(config)
+    first: list[str] | None = None
+    for chosen in itertools.combinations(cuts, count - 1):
+        bounds = [-1, *chosen, len(text)]
+        parts = [text[a + 1 : b].strip() for a, b in itertools.pairwise(bounds)]
+        first = first or parts
+        try:
+            resolve_space(cfg, parts[0])
+            if count == 2:
+                resolve_space(cfg, parts[1])
+            else:
+                resolve_view(cfg, resolve_display(cfg, parts[1]), parts[2])
+        except UsageError:
+            continue
+        return parts
+    return first or [text]  # no split resolves: the builder names the unknown name
 
 
 def build_blur(sigma: Any = None, radius: Any = None, label: str = "--") -> Any:
@@ -311,8 +372,27 @@ def _compile_one(chain: Chain, spec: OpSpec, force: bool = False) -> None:
     elif spec.kind == "blur":
         sigma = params.get("sigma", value)
         chain.add_ops([build_blur(sigma, params.get("radius"), label)])
+    elif spec.kind == "colorspace":
+        config = _opt_str(params.get("config"))
+        source, target = split_names(value, 2, config, spec.where or "colorspace")
+        chain.add_ops(build_colorspace(source, target, config))
+    elif spec.kind == "display":
+        chain.add_ops(_display_step(value, params, spec.where or "display"))
     else:
         raise UsageError(f"unknown operation {spec.kind!r}; use one of {', '.join(OP_KINDS)}")
+
+
+def _display_step(value: Any, params: Mapping[str, Any], where: str) -> list[Any]:
+    """`FROM:DISPLAY:VIEW`, or the display alone with `from` and `view` parameters (as TOML writes it)."""
+    config = _opt_str(params.get("config"))
+    if "from" in params or "view" in params:
+        if "from" not in params or "view" not in params:
+            raise UsageError("display needs both from= and view= when the value is only the display")
+        source, display, view = str(params["from"]), str(value), str(params["view"])
+    else:
+        source, display, view = split_names(value, 3, config, where)
+    inverse = str(params.get("inverse", "false")).lower() in ("1", "true", "yes")
+    return build_display(source, display, view, _opt_str(params.get("look")), inverse, config)
 
 
 def pairs(text: str, separators: str) -> dict[str, str]:

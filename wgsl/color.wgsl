@@ -14,6 +14,10 @@
 #include "matrix.wgsl"
 #include "lut1d.wgsl"
 #include "lut3d.wgsl"
+#include "exponent.wgsl"
+#include "log.wgsl"
+#include "range.wgsl"
+#include "exposure_contrast.wgsl"
 
 // One op of the chain on (r, g, b, a). Called with a constant code for each op in turn (CHAIN, generated
 // from the program's op codes), so the compiler keeps only that op's branch: no interpreter loop.
@@ -25,7 +29,15 @@ fn apply_op(code: u32, x: vec4<f32>, op: vec4<u32>) -> vec4<f32> {
         case MATRIX_RGBA: { return matrix_rgba(x, op.y); }
         case LUT1D: { return vec4<f32>(lut1d(x.xyz, op.y, op.z, op.w), x.w); }
         case LUT3D_TETRAHEDRAL: { return vec4<f32>(lut3d_tetrahedral(x.xyz, op.y, op.z, op.w), x.w); }
-        default: { return vec4<f32>(lut3d_trilinear(x.xyz, op.y, op.z, op.w), x.w); }
+        case LUT3D_TRILINEAR: { return vec4<f32>(lut3d_trilinear(x.xyz, op.y, op.z, op.w), x.w); }
+        case LUT1D_HALF: { return vec4<f32>(lut1d_half(x.xyz, op.z), x.w); }
+        case EXPONENT: { return vec4<f32>(exponent(x.xyz, op.y), x.w); }
+        case MONCURVE_FWD: { return vec4<f32>(moncurve(x.xyz, op.y, true), x.w); }
+        case MONCURVE_REV: { return vec4<f32>(moncurve(x.xyz, op.y, false), x.w); }
+        case LIN_TO_LOG: { return vec4<f32>(lin_to_log(x.xyz, op.y), x.w); }
+        case LOG_TO_LIN: { return vec4<f32>(log_to_lin(x.xyz, op.y), x.w); }
+        case RANGE: { return vec4<f32>(range_clamp(x.xyz, op.y), x.w); }
+        default: { return vec4<f32>(exposure_contrast(x.xyz, op.y), x.w); }
     }
 }
 

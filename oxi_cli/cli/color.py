@@ -66,15 +66,19 @@ Examples:
   oxi lut3d plate.exr look.exr --lut film.3dl --interp trilinear
   oxi lut3d 'shots/*.exr' -o looks/ --name '{stem}_look{ext}' --lut show.cube
 \b
-Formats: .cube (Resolve and Iridas, DOMAIN_MIN/MAX, 1D shaper), .3dl, .spi3d, .spi1d. Index maths and
-clamping as OpenColorIO: inputs outside the LUT domain clamp to its edge; NaN maps to the domain minimum.
+Formats: .cube (Resolve and Iridas, DOMAIN_MIN/MAX, 1D shaper), .3dl, .spi3d, .spi1d; .clf and .ctf (read by
+OpenColorIO, run as oxi ops). Index maths and clamping as OpenColorIO: inputs outside the LUT domain clamp to its
+edge; NaN maps to the domain minimum.
 """
 
 
 @job_command
 def lut3d(
     paths: PathsArg,
-    lut: Annotated[Path, typer.Option("--lut", help="LUT file: .cube, .3dl, .spi3d or .spi1d.", show_default=False)],
+    lut: Annotated[
+        Path, typer.Option("--lut", help="LUT or transform file: .cube, .3dl, .spi3d, .spi1d, .clf or .ctf.",
+                           show_default=False)
+    ],
     interp: Annotated[str, typer.Option(help="tetrahedral (as OCIO BEST, oiiotool) or trilinear.")] = "tetrahedral",
     *,
     opts: BatchOptions,

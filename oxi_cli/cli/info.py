@@ -121,6 +121,8 @@ def _print(console: Any, doc: dict[str, Any]) -> None:
         rows.append(("data window", _window(doc["data_window"])))
         rows.append(("display window", _window(doc["display_window"])))
     rows.append(("channels", _channels(doc["channels"])))
+    colour = doc.get("colour") or {}
+    rows.append(("colour space", ", ".join(f"{k} {_value(v)}" for k, v in colour.items()) or "not stated"))
     for key, value in doc["attributes"].items():
         rows.append((key, _value(value)))
     grid = Table.grid(padding=(0, 2))

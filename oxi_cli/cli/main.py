@@ -8,7 +8,7 @@ import typer
 from typer.core import TyperCommand
 
 from oxi_cli import __version__
-from oxi_cli.cli import color, info, run, spatial
+from oxi_cli.cli import color, colorspace, info, run, spatial
 
 MAIN_EPILOG = """\b
 Every processing command takes IN OUT, or many inputs with -o:
@@ -58,6 +58,8 @@ class OxiCommand(TyperCommand):
 app.command(cls=OxiCommand, epilog=color.CDL_EPILOG)(color.cdl)
 app.command(cls=OxiCommand, epilog=color.LUT_EPILOG)(color.lut3d)
 app.command(cls=OxiCommand, epilog=color.MATRIX_EPILOG)(color.matrix)
+app.command(cls=OxiCommand, epilog=colorspace.COLORSPACE_EPILOG)(colorspace.colorspace)
+app.command(cls=OxiCommand, epilog=colorspace.DISPLAY_EPILOG)(colorspace.display)
 app.command(cls=OxiCommand, epilog=spatial.RESIZE_EPILOG)(spatial.resize)
 app.command(cls=OxiCommand, epilog=spatial.BLUR_EPILOG)(spatial.blur)
 app.command(
@@ -87,7 +89,7 @@ def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JS
         run_probe(json_output)
 
 
-PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run")
+PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run", "colorspace", "display")
 
 
 def run_app() -> None:
@@ -99,7 +101,7 @@ def run_app() -> None:
 
     args = sys.argv[1:]
     # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
-    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help"} & set(args):
+    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help", "--list"} & set(args):
         open_early(args)
     _quiet_warnings()
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch

@@ -13,7 +13,9 @@ from oxi_cli.cli.common import job_command, reporting, run_chain
 # Click does not keep the order of different options, so `run` leaves the op flags unparsed
 # (ignore_unknown_options) and reads them here, in command-line order, with the inputs between them.
 OP_FLAGS = {"--cdl": "cdl", "--lut3d": "lut3d", "--lut": "lut3d", "--matrix": "matrix", "--resize": "resize",
-            "--blur": "blur"}
+            "--blur": "blur", "--colorspace": "colorspace", "--display": "display"}
+# OCIO config for the colour-space and display steps after it (else $OCIO, else OCIO's built-in default).
+CONFIG_FLAG = "--config"
 RECIPE_FLAG = "--recipe"
 _FLAG = re.compile(r"(--[a-z0-9-]+)(?::(.*)|=(.*))?", re.DOTALL)
 
@@ -23,12 +25,15 @@ RUN_HELP = """Apply several operations in one pass, in the order given on the co
 Operations, each with one value (repeat and mix them freely):
   --cdl FILE             ASC CDL file (.cc/.ccc/.cdl), or values:
                          'slope=R,G,B offset=R,G,B power=R,G,B sat=S'
-  --lut3d FILE           3D/1D LUT (.cube, .3dl, .spi3d, .spi1d); or --lut
+  --lut3d FILE           3D/1D LUT (.cube, .3dl, .spi3d, .spi1d, .clf, .ctf); or --lut
   --matrix NUMBERS       9, 12 or 16 numbers, row-major (as `oxi matrix`)
   --resize SIZE          1920x1080 (fits inside, aspect kept); 1920x0 / 0x1080
                          (the 0 side keeps the aspect); 50% (a scale). A bare
                          number is refused: write 50% or 1920x0
   --blur SIGMA           gaussian sigma in pixels; or radius=R
+  --colorspace FROM:TO   OCIO colour-space conversion (names, aliases, roles)
+  --display FROM:DISPLAY:VIEW   OCIO display/view (:look=L, :inverse=1)
+  --config CONFIG        OCIO config (file or ocio://...) for the steps after it
   --recipe FILE.toml     a recipe's \\[\\[op]] steps, at this point of the chain;
                          its \\[output] and \\[run] settings apply unless given
 \b
@@ -84,6 +89,7 @@ def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, A
     paths: list[str] = []
     specs: list[OpSpec] = []
     settings: dict[str, Any] = {}
+    config: str | None = None
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -93,6 +99,14 @@ def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, A
             continue
         m = _FLAG.fullmatch(tok)
         flag = m.group(1) if m else tok
+        if flag == CONFIG_FLAG:
+            if m is not None and m.group(3) is not None:
+                config = m.group(3)
+            elif i < len(tokens):
+                config, i = tokens[i], i + 1
+            else:
+                raise UsageError(f"{CONFIG_FLAG} needs a config file or ocio:// URI")
+            continue
         if flag != RECIPE_FLAG and flag not in OP_FLAGS:
             raise UsageError(f"unknown option {flag}; see `oxi run --help` for the operations")
         assert m is not None
@@ -112,5 +126,7 @@ def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, A
             settings.update(recipe.settings)
         else:
             params = pairs(modifiers, ":") if modifiers else {}
+            if OP_FLAGS[flag] in ("colorspace", "display") and config is not None:
+                params.setdefault("config", config)
             specs.append(OpSpec(OP_FLAGS[flag], value, params, flag))
     return paths, specs, settings

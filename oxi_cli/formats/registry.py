@@ -18,13 +18,15 @@ LUT_PARSERS = {
     ".3dl": "oxi_cli.formats.threedl:parse_3dl",
     ".spi3d": "oxi_cli.formats.spi:parse_spi3d",
     ".spi1d": "oxi_cli.formats.spi:parse_spi1d",
+    ".clf": "oxi_cli.formats.ocio_ops:parse_transform_file",
+    ".ctf": "oxi_cli.formats.ocio_ops:parse_transform_file",
 }
 CDL_EXTENSIONS = (".cc", ".ccc", ".cdl")
 INTERPOLATIONS = ("tetrahedral", "trilinear")
 
 
 def load_lut(path: str | Path, interp: str = "tetrahedral") -> list[ColorOp]:
-    """Read a .cube / .3dl / .spi3d / .spi1d file into the ops it means, in order (shaper first)."""
+    """Read a .cube / .3dl / .spi3d / .spi1d / .clf / .ctf file into the ops it means, in order (shaper first)."""
     if interp not in INTERPOLATIONS:
         raise UsageError(f"--interp must be one of {', '.join(INTERPOLATIONS)}, got {interp!r}")
     path = Path(path)

@@ -30,6 +30,9 @@ class ColorOp:
     name: ClassVar[str]
     # Arithmetic per pixel, in float multiply-adds (a pow counts ~20): what `auto` weighs backends by.
     flops_per_pixel: ClassVar[int] = 16
+    # True on the ops of a colour-space or display conversion (set by whoever builds them): their values are
+    # meant for the output's encoding, so writing them to an integer file is no silent clipping.
+    encodes_output: ClassVar[bool] = False
 
     def is_identity(self) -> bool:
         return False
@@ -49,6 +52,15 @@ class ColorOp:
     def work(self, width: int, height: int, channels: int) -> float:
         """Float operations this op costs on an image of that size."""
         return float(width) * height * self.flops_per_pixel
+
+    def runs_natively(self) -> bool:
+        """False for an op no backend kernel runs: the executor applies it on the host (`apply_on_host`)
+        between the fused device chains."""
+        return True
+
+    def apply_on_host(self, rgb: Sequence[np.ndarray]) -> None:
+        """Transform float32 R, G, B planes in place (only ops that do not run natively)."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)

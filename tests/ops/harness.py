@@ -108,8 +108,12 @@ def _describe(idx: tuple[int, ...], inputs: np.ndarray | None, shape: tuple[int,
 WORST: dict[str, tuple[float, str]] = {}
 
 
-def _record(err: np.ndarray, want: np.ndarray, scale: np.ndarray | float, rtol: float, both: np.ndarray) -> None:
+def _record(
+    err: np.ndarray, want: np.ndarray, scale: np.ndarray | float, rtol: float, both: np.ndarray, figure: str | None
+) -> None:
     test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0].split("[")[0]
+    if figure:  # one figure per transform of a test that checks many
+        test = f"{test} {figure}"
     if rtol:
         denom = np.maximum(np.maximum(np.abs(want), scale), FLT_MIN)
         measure, kind = np.where(both, err / denom, 0.0), "relative"
@@ -130,8 +134,10 @@ def assert_close(
     inputs: np.ndarray | None = None,
     what: str = "",
     worst: int = 5,
+    figure: str | None = None,
 ) -> None:
     """|got - want| <= rtol * max(|want|, scale) + atol for finite `want`; non-finite values must match.
+    `figure` files the worst error under "<test> <figure>" (`--error-figures` lists each transform).
 
     NaN must sit exactly where `want` has NaN; +Inf / -Inf exactly where `want` has them. On failure the
     message lists the worst offenders with their index, the input pixel, the expected and the got value.
@@ -149,13 +155,14 @@ def assert_close(
     if mismatch.any():
         problems.insert(0, f"{int(mismatch.sum())} non-finite mismatches (NaN/Inf positions differ):")
 
-    allowed = rtol * np.maximum(np.abs(want), scale) + atol
+    with np.errstate(invalid="ignore"):  # 0 * Inf where want is infinite: those positions were checked above
+        allowed = rtol * np.maximum(np.abs(want), scale) + atol
     # A NaN allowance would make every comparison below pass silently: that is a broken reference.
     assert not np.isnan(allowed[finite]).any(), f"{what}: the reference's error scale is NaN"
     both = finite & np.isfinite(got)  # the rest was reported as a non-finite mismatch above
     with np.errstate(invalid="ignore"):
         err = np.where(both, np.abs(got - want), 0.0)
-    _record(err, want, scale, rtol, both)
+    _record(err, want, scale, rtol, both, figure)
     bad = err > allowed
     if bad.any():
         ratio = np.where(bad, err / np.where(allowed > 0, allowed, FLT_MIN), 0.0)

@@ -49,6 +49,26 @@ def _float_to_half_bits(typingctx, value):  # noqa: ANN001, ARG001
     return types.uint16(types.float32), codegen
 
 
+@intrinsic
+def float_bits(typingctx, value):  # noqa: ANN001, ARG001
+    """The IEEE bits of a float32, as uint32 (for half-domain LUT indices computed in integers)."""
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ARG001
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.uint32(types.float32), codegen
+
+
+@intrinsic
+def bits_float(typingctx, bits):  # noqa: ANN001, ARG001
+    """The float32 whose IEEE bits are `bits` (uint32)."""
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ARG001
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.uint32), codegen
+
+
 def as_float(x):  # noqa: ANN001, ANN201
     """A pixel value as float32: half bits (uint16) are decoded, float32 passes as is."""
     return np.float32(x)

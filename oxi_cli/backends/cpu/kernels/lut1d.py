@@ -2,11 +2,12 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.backends.cpu.kernels.half import bits_float, float_bits, load_rgb, store_rgb
 from oxi_cli.jit import kernel, prange, serial
-from oxi_cli.ops.codes import LUT1D
+from oxi_cli.ops.codes import LUT1D, LUT1D_HALF
 
-ZERO = np.float32(0.0)
+ZERO, ONE = np.float32(0.0), np.float32(1.0)
+HALF_MAX_BITS = 0x7BFF
 
 
 @serial
@@ -33,6 +34,77 @@ def lut1d(r, g, b, p, o, t, to, n):
     return _channel(r, 0, p, o, t, to, n), _channel(g, 1, p, o, t, to, n), _channel(b, 2, p, o, t, to, n)
 
 
+@serial
+def half_bits(x):
+    """float32 -> the nearest half's bit pattern (ties to even; beyond 65504 rounds to Inf; NaN stays NaN),
+    in integers so no half hardware or runtime helper is needed."""
+    u = float_bits(x)
+    sign = (u >> 16) & 0x8000
+    a = u & 0x7FFFFFFF
+    if a >= 0x7F800000:  # Inf, or NaN keeping its top payload bits and made quiet (as Imath's half)
+        return sign | 0x7C00 | (((a >> 13) & 0x3FF) | 0x200 if a > 0x7F800000 else 0)
+    if a >= 0x477FF000:  # 65520 and above round to Inf
+        return sign | 0x7C00
+    if a < 0x38800000:  # below 2^-14: a subnormal half, exactly |x| * 2^24 rounded to an integer
+        return sign | int(np.rint(bits_float(a) * np.float32(16777216.0)))
+    h = (((a >> 23) - 112) << 10) | ((a >> 13) & 0x3FF)
+    rest = a & 0x1FFF
+    if rest > 0x1000 or (rest == 0x1000 and (h & 1) == 1):
+        h += 1
+    return sign | h
+
+
+@serial
+def half_value(h):
+    """A half's bit pattern -> its float32 value, exactly."""
+    sign = (h & 0x8000) << 16
+    e, m = (h >> 10) & 0x1F, h & 0x3FF
+    if e == 0:
+        v = np.float32(m) * np.float32(5.9604644775390625e-08)  # m * 2^-24
+        return -v if sign else v
+    if e == 31:
+        return bits_float(np.uint32(sign | 0x7F800000 | (m << 13)))
+    return bits_float(np.uint32(sign | ((e + 112) << 23) | (m << 13)))
+
+
+@serial
+def _half_channel(x, c, t, to):
+    """OCIO's half-code 1D LUT renderer: interpolate between the two half values around x (Inf inputs and
+    steps to Inf are held at +-HALF_MAX); a NaN fraction counts as 0."""
+    h = half_bits(x)
+    if (h & 0x7FFF) == 0x7C00:
+        h = (h & 0x8000) | HALF_MAX_BITS
+        x = half_value(h)
+    f = half_value(h)
+    if abs(f) > abs(x):
+        hb, ha = h, h - 1
+    else:
+        ha, hb = h, h + 1
+        if (hb & 0x7FFF) == 0x7C00:
+            hb = (hb & 0x8000) | HALF_MAX_BITS
+            x = half_value(hb)
+    fa, fb = half_value(ha), half_value(hb)
+    frac = (x - fa) / (fb - fa)
+    if frac != frac:
+        frac = ZERO
+    va, vb = t[to + ha * 3 + c], t[to + hb * 3 + c]
+    return (va - vb) * (ONE - frac) + vb  # OCIO's lerpf(vb, va, 1 - frac), summed in its order
+
+
+@serial
+def lut1d_half(r, g, b, p, o, t, to, n):
+    """t[to:] holds 65536 rows of RGB, one per half bit pattern."""
+    return _half_channel(r, 0, t, to), _half_channel(g, 1, t, to), _half_channel(b, 2, t, to)
+
+
+@kernel
+def lut1d_half_planes(r_in, g_in, b_in, r_out, g_out, b_out, t):
+    """A lone half-domain 1D LUT over flat planes, float32 or half bits."""
+    for i in prange(r_in.shape[0]):
+        r, g, b = load_rgb(r_in, g_in, b_in, i)
+        store_rgb(r_out, g_out, b_out, i, lut1d_half(r, g, b, t, 0, t, 0, 0))
+
+
 @kernel
 def lut1d_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
     """A lone 1D LUT over flat planes, float32 or half bits; p and t as lut1d's at offset 0."""
@@ -42,4 +114,7 @@ def lut1d_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
 
 
 # A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
-LONE = {LUT1D: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_planes(r, g, b, ro, go, bo, p, t, n)}
+LONE = {
+    LUT1D: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_planes(r, g, b, ro, go, bo, p, t, n),
+    LUT1D_HALF: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_half_planes(r, g, b, ro, go, bo, t),
+}
