@@ -94,6 +94,10 @@ def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions) -> int:
     target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
     jobs = plan_jobs(inputs, target, chain, opts)
     budget = memory_budget(opts.memory_budget)
+    if opts.cluster and not opts.plan_only:  # --plan shows plans here; a cluster only changes where files run
+        from oxi_cli.batch.cluster import ClusterBatch
+
+        return ClusterBatch(jobs, inputs, target, chain, opts, budget).run()
     return Batch(jobs, inputs, target, chain, opts, budget).run()
 
 

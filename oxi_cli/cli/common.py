@@ -67,6 +67,17 @@ JobsOpt = Annotated[
         show_default=False,
     ),
 ]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        envvar="OXI_CLUSTER",
+        help="Run the files as tasks on a Dask cluster: tcp://host:8786 (workers from `oxi worker`), or local / "
+        "local:N worker processes here (env OXI_CLUSTER). Needs oxi[cluster].",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
 BudgetOpt = Annotated[
     str | None,
     typer.Option(
@@ -169,6 +180,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "frames": FramesOpt,
     "recursive": RecursiveOpt,
     "jobs": JobsOpt,
+    "cluster": ClusterOpt,
     "memory_budget": BudgetOpt,
     "vram_limit": VramOpt,
     "strategy": StrategyOpt,
