@@ -27,7 +27,7 @@ from oxi_cli.batch.report import FileRecord
 from oxi_cli.batch.runner import Batch, Job, SerializedBackend, _raise_in_thread
 from oxi_cli.batch.schedule import memory_budget
 
-CONNECT_TIMEOUT_S = 5.0  # an unreachable scheduler is reported after this, not after Dask's 30 s default
+CONNECT_TIMEOUT_S = 3.0  # an unreachable scheduler is reported after this, not after Dask's 30 s default
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind on the workers
 MEMORY, VRAM = "MEMORY", "VRAM"  # worker resources, in bytes: oxi's memory budget and the GPU's usable memory
 _LOCAL = re.compile(r"local(?::(\d+))?")
@@ -88,6 +88,8 @@ class ClusterBatch(Batch):
         self.capacity: dict[str, float] = {}  # the largest amount of each resource one worker advertises
 
     def run(self) -> int:
+        # Connect first: an unreachable scheduler is the only line printed, before any file is looked at.
+        self.client, self.cluster = connect(self.where, self._worker_budget())
         try:
             return super().run()
         finally:
@@ -96,14 +98,14 @@ class ClusterBatch(Batch):
     def _open_backend(self) -> None:
         from oxi_cli.backends.base import HostOnly
 
-        self.client, self.cluster = connect(self.where, self._worker_budget())
         self.raw_backend = self.backend = HostOnly()
         self.capacity = {r: max(a) for r in (MEMORY, VRAM) if (a := self._advertised(r))}
         self.budget = self._plan_budget()
         # Local workers share the cores: each one's kernels get its share, as one --jobs process would.
         threads = self.opts.threads or (max(1, (os.cpu_count() or 1) // self.where.workers) if self.where.local
                                          else None)
-        self.backend_key = (self.opts.backend, self.opts.device, threads)
+        # The client's OXI_BACKEND decides, not whatever a worker was started with.
+        self.backend_key = (self.opts.backend or os.environ.get("OXI_BACKEND"), self.opts.device, threads)
         self.client.register_plugin(OxiPlugin(self.backend_key), name="oxi")
 
     def _worker_budget(self) -> int:
@@ -163,7 +165,7 @@ class ClusterBatch(Batch):
         if MEMORY in self.capacity:
             wanted[MEMORY] = min(job.footprint.ram, self.capacity[MEMORY])
         # Only a batch that must run on GPUs asks for device memory: `auto` may also run on CPU-only workers.
-        if VRAM in self.capacity and (self.opts.backend or os.environ.get("OXI_BACKEND")) == "gpu":
+        if VRAM in self.capacity and self.backend_key[0] == "gpu":
             wanted[VRAM] = min(job.footprint.vram, self.capacity[VRAM])
         return wanted
 

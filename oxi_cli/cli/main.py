@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from oxi_cli import __version__
-from oxi_cli.cli import color, info, run, spatial
+from oxi_cli.cli import color, info, run, spatial, worker
 
 MAIN_EPILOG = """\b
 Every processing command takes IN OUT, or many inputs with -o:
@@ -57,6 +57,7 @@ app.command(
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )(run.run)
 app.command(epilog=info.INFO_EPILOG)(info.info)
+app.command(epilog=worker.WORKER_EPILOG)(worker.worker)
 
 
 PROBE_EPILOG = """\b
