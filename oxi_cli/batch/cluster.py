@@ -51,7 +51,8 @@ class ClusterAddress:
 
 
 def parse_address(text: str, jobs: int | None = None) -> ClusterAddress:
-    """`local`, `local:N` (N worker processes; `local` takes --jobs or one per core), or a scheduler address."""
+    """`local`, `local:N` (N worker processes; `local` takes --jobs or one per core), or a scheduler address
+    (whose workers set their own concurrency: --jobs, perhaps from a recipe, is ignored there)."""
     text = text.strip()
     m = _LOCAL.fullmatch(text)
     if m:
@@ -59,8 +60,6 @@ def parse_address(text: str, jobs: int | None = None) -> ClusterAddress:
         if workers < 1:
             raise UsageError(f"--cluster {text}: a local cluster needs at least one worker")
         return ClusterAddress(None, workers)
-    if jobs is not None:
-        raise UsageError("--jobs applies to local batches and --cluster local; a scheduler's workers set their own")
     if not _REMOTE.fullmatch(text):
         raise UsageError(f"--cluster {text!r}: give a scheduler address (tcp://host:8786), local or local:N")
     return ClusterAddress(text if "://" in text else f"tcp://{text}")
@@ -242,7 +241,7 @@ def local_cluster(workers: int, worker_memory: int, threads_per_worker: int = 1)
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
-                        resources={MEMORY: worker_memory}, dashboard_address=None, silence_logs=logging.ERROR,
+                        resources={MEMORY: worker_memory}, dashboard_address=":0", silence_logs=logging.ERROR,
                         preload=[__name__])
 
 
