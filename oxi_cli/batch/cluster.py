@@ -114,10 +114,12 @@ class ClusterBatch(Batch):
     def _plan_budget(self) -> int:
         """The memory one file may plan for: a local worker's share; on a scheduler, --memory-budget, else the
         smallest budget a worker advertises."""
-        if self.where.local or self.opts.memory_budget is not None:
-            return self._worker_budget() if self.where.local else memory_budget(self.opts.memory_budget)
+        if self.where.local:
+            return self._worker_budget()
+        if self.opts.memory_budget is not None:
+            return memory_budget(self.opts.memory_budget)
         advertised = self._advertised(MEMORY)
-        return min(advertised) if advertised else memory_budget(None)
+        return int(min(advertised)) if advertised else memory_budget(None)
 
     def _advertised(self, resource: str) -> list[float]:
         workers = self.client.scheduler_info(n_workers=-1).get("workers", {}).values()

@@ -7,14 +7,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from oxi_cli.batch.cluster import ClusterAddress, parse_address
 from oxi_cli.errors import UsageError
-from tests.batch.helpers import listing
+from tests.batch.helpers import exr_folder, listing, records
 from tests.cluster.helpers import oxi_cmd, run, same_files, sequence
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,25 +49,32 @@ def test_bad_cluster_addresses_are_usage_errors(text: str):
         parse_address(text)
 
 
-def test_oxi_worker_joins_a_scheduler_and_advertises_its_memory_budget(cluster: str):
-    from distributed import Client
+def test_oxi_worker_advertises_its_budget_and_runs_one_file_at_a_time_when_only_one_fits(tmp_path: Path):
+    from distributed import Client, LocalCluster
 
+    exr_folder(tmp_path / "in", [f"f{i}.exr" for i in range(4)], size=(128, 128))
     env = {**os.environ, "OXI_BACKEND": "cpu"}
-    proc = subprocess.Popen(oxi_cmd("worker", cluster, "--nthreads", "3", "--memory-budget", "64M", "--name",
-                                    "oxi-test-worker"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        with Client(cluster, set_as_default=False) as client:
-            deadline = time.monotonic() + 60
-            mine: list[dict] = []
-            while not mine and time.monotonic() < deadline:
-                workers = client.scheduler_info(n_workers=-1)["workers"].values()
-                mine = [w for w in workers if w.get("name") == "oxi-test-worker"]
-                time.sleep(0.2)
-            assert mine, "oxi worker never joined"
-            assert mine[0]["nthreads"] == 3 and mine[0]["resources"] == {"MEMORY": 64 << 20}
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+    # A scheduler alone; its only worker is `oxi worker` with 3 threads and room for one file at a time
+    # (each: 128*128 px * 7 half channels * (2 + 8) bytes = 1.09 MiB estimated).
+    with LocalCluster(n_workers=0, dashboard_address=":0", processes=False, protocol="tcp") as scheduler, \
+            Client(scheduler, set_as_default=False) as client:
+        proc = subprocess.Popen(oxi_cmd("worker", scheduler.scheduler_address, "--nthreads", "3",
+                                        "--memory-budget", "1.5M", "--name", "oxi-test-worker"),
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            client.wait_for_workers(1, timeout=60)
+            (worker,) = client.scheduler_info(n_workers=-1)["workers"].values()
+            assert worker["nthreads"] == 3 and worker["resources"] == {"MEMORY": 1.5 * 2**20}
+            res = run("blur", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--sigma", "1.5", "--json",
+                      "--cluster", scheduler.scheduler_address)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    assert res.returncode == 0, res.stderr
+    recs = sorted(records(res.stdout), key=lambda r: r["started"])
+    assert len(recs) == 4 and {r["status"] for r in recs} == {"ok"}
+    for before, after in zip(recs, recs[1:], strict=False):
+        assert after["started"] >= before["finished"], (before, after)
 
 
 @pytest.mark.skipif(shutil.which("openjd") is None, reason="openjd-cli is not installed")
