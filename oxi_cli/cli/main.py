@@ -82,13 +82,16 @@ PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run")
 
 def run_app() -> None:
     """Console-script entry point."""
+    import os
     import sys
 
     from oxi_cli.backends.select import open_early
 
     args = sys.argv[1:]
     # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
-    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help"} & set(args):
+    # A --cluster client computes nothing: its workers open their own devices.
+    clustered = os.environ.get("OXI_CLUSTER") or any(a == "--cluster" or a.startswith("--cluster=") for a in args)
+    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help"} & set(args) and not clustered:
         open_early(args)
     try:
         app()

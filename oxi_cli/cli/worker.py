@@ -14,8 +14,14 @@ Examples:
   oxi worker tcp://HOST:8786                       # on each render node
   oxi worker tcp://HOST:8786 --nthreads 4 --memory-budget 24G
   oxi run 'plate.####.exr' -o 'out/plate.####.exr' --cdl look.cc --cluster tcp://HOST:8786
-Equivalent: dask worker tcp://HOST:8786 --preload oxi_cli.batch.cluster --nthreads 2
+Equivalent: DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False \\
+  dask worker tcp://HOST:8786 --preload oxi_cli.batch.cluster --nthreads 2
 """
+
+
+# Dask's profiler and GIL monitor off (see batch/cluster.py QUIET_WORKERS), unless the environment says otherwise.
+WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+              "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__GIL__ENABLED": "False"}
 
 
 def worker(
@@ -35,7 +41,10 @@ def worker(
     from oxi_cli.cli.common import reporting
 
     with reporting(False):
-        os.execv(sys.executable, worker_command(scheduler, nthreads, nworkers, memory_budget, name))
+        cmd = worker_command(scheduler, nthreads, nworkers, memory_budget, name)
+        for key, value in WORKER_ENV.items():
+            os.environ.setdefault(key, value)
+        os.execv(sys.executable, cmd)
 
 
 def worker_command(
