@@ -11,7 +11,7 @@ import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ try:
 except ImportError:  # only --cluster and `oxi worker` get here
     raise UsageError("--cluster needs Dask: pip install 'oxi[cluster]' (dask and distributed)") from None
 
+from oxi_cli.batch.inputs import InputItem
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.report import FileRecord
 from oxi_cli.batch.runner import Batch, Job, SerializedBackend, _raise_in_thread
@@ -155,7 +156,7 @@ class ClusterBatch(Batch):
     def _submit(self, job: Job, chain: Any, running: dict[int, Job]) -> None:
         assert job.footprint is not None
         task = Task(self.batch_id, job.index, job.item, job.output, job.record.width or 0,
-                    job.record.height or 0, self.opts, self.budget, self.backend_key)
+                    job.record.height or 0, self.opts, self.budget, self.backend_key, max(1, self.where.workers))
         future = self.client.submit(run_task, task, chain, key=f"oxi-{job.item.path.name}-{self.batch_id}-{job.index}",
                                     resources=self._resources(job), priority=-job.index, pure=False)
         self.futures[future] = job
@@ -305,13 +306,14 @@ class Task:
 
     batch: str
     index: int
-    item: Any  # InputItem
+    item: InputItem
     output: Path
     width: int
     height: int
     opts: BatchOptions
     budget: int
     backend_key: tuple[Any, ...]
+    gpu_share: int = 1  # local:N: N worker processes share this machine's GPU
 
 
 class NullReporter:
@@ -346,6 +348,9 @@ def run_task(task: Task, chain: Any) -> dict[str, Any]:
     with _LOCK:
         cancel = _CANCELS.setdefault(task.batch, threading.Event())
     runner = WorkerBatch(task, chain, backend, serialised, cancel)
+    if task.gpu_share > 1 and task.opts.vram_limit is None and backend.name == "gpu":
+        # local:N puts N processes on this machine's GPU: each plans for its share of the device's memory.
+        runner.opts = replace(task.opts, vram_limit=str(int(backend.limits().usable_memory) // task.gpu_share))
     remove_stale_temporaries(task.output, started)
     try:
         job.ops = chain.ops_for(task.width, task.height)

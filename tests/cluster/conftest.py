@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -14,8 +13,8 @@ pytest.importorskip("distributed")
 def dask_cluster() -> Iterator[object]:
     from oxi_cli.batch.cluster import local_cluster
 
-    # The worker processes inherit this environment: they import oxi from this checkout and use the CPU.
-    os.environ.setdefault("OXI_BACKEND", "cpu")
+    # The workers inherit PYTHONPATH (oxi from this checkout); each batch names its backend (the CLI's
+    # OXI_BACKEND=cpu in these tests), so nothing here changes the environment of the other tests.
     cluster = local_cluster(2, 256 << 20)
     try:
         yield cluster
