@@ -18,6 +18,7 @@ class BatchOptions:
     frames: str | None = None
     recursive: bool = False
     jobs: int | None = None
+    cluster: str | None = None  # a Dask scheduler address, `local` or `local:N` (batch/cluster.py)
     memory_budget: str | None = None
     vram_limit: str | None = None
     strategy: str | None = None

@@ -88,13 +88,14 @@ class SerializedBackend:
         return call
 
 
-def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions) -> int:
-    """Process every input through `chain`; returns the exit status (0, 1 failed, 130 interrupted)."""
+def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: type[Batch] | None = None) -> int:
+    """Process every input through `chain`; returns the exit status (0, 1 failed, 130 interrupted). `kind`:
+    the Batch subclass that runs the files (batch/cluster.py's runs them on Dask workers)."""
     inputs = expand_inputs(args, frames=opts.frames, recursive=opts.recursive)
     target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
     jobs = plan_jobs(inputs, target, chain, opts)
     budget = memory_budget(opts.memory_budget)
-    return Batch(jobs, inputs, target, chain, opts, budget).run()
+    return (kind or Batch)(jobs, inputs, target, chain, opts, budget).run()
 
 
 def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:

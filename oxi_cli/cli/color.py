@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from oxi_cli.batch.options import BatchOptions
-from oxi_cli.cli.common import PathsArg, chain_of, job_command, run_chain
+from oxi_cli.cli.common import PathsArg, chain_of, job_command, run_command
 
 CDL_EPILOG = """\b
 Examples:
@@ -57,7 +57,7 @@ def cdl(
         op = build_cdl(file=cdl_file, cc_id=cc_id, style=style, slope=slope, offset=offset, power=power, sat=sat)
         return chain_of([op], cdl_file)
 
-    run_chain(paths, opts, build)
+    run_command(paths, opts, build)
 
 
 LUT_EPILOG = """\b
@@ -90,7 +90,7 @@ def lut3d(
 
         return chain_of(build_lut(lut, interp), lut)
 
-    run_chain(paths, opts, build)
+    run_command(paths, opts, build)
 
 
 MATRIX_EPILOG = """\b
@@ -122,4 +122,4 @@ def matrix(
 
         return chain_of([build_matrix(values, offset)])
 
-    run_chain(paths, opts, build)
+    run_command(paths, opts, build)

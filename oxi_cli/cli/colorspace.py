@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from oxi_cli.batch.options import BatchOptions
-from oxi_cli.cli.common import chain_of, job_command, reporting, run_chain
+from oxi_cli.cli.common import chain_of, job_command, reporting, run_command
 
 OptionalPaths = Annotated[
     list[str] | None,
@@ -59,7 +59,7 @@ def colorspace(
             raise UsageError("give --from and --to (colour space names, aliases or roles), or --list")
         return chain_of(build_colorspace(source, target, config))
 
-    run_chain(paths or [], opts, build)
+    run_command(paths or [], opts, build)
 
 
 DISPLAY_EPILOG = """\b
@@ -95,7 +95,7 @@ def display(
             raise UsageError("give --from, --display and --view (`oxi colorspace --list` shows them)")
         return chain_of(build_display(source, display_name, view, look, inverse, config))
 
-    run_chain(paths or [], opts, build)
+    run_command(paths or [], opts, build)
 
 
 def _print_listing(config: str | None, as_json: bool) -> None:

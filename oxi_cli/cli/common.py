@@ -68,6 +68,17 @@ JobsOpt = Annotated[
         show_default=False,
     ),
 ]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        envvar="OXI_CLUSTER",
+        help="Run the files as tasks on a Dask cluster: tcp://host:8786 (workers from `oxi worker`), or local / "
+        "local:N worker processes here (env OXI_CLUSTER). Needs oxi[cluster].",
+        rich_help_panel=BATCH,
+        show_default=False,
+    ),
+]
 BudgetOpt = Annotated[
     str | None,
     typer.Option(
@@ -176,6 +187,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "frames": FramesOpt,
     "recursive": RecursiveOpt,
     "jobs": JobsOpt,
+    "cluster": ClusterOpt,
     "memory_budget": BudgetOpt,
     "vram_limit": VramOpt,
     "strategy": StrategyOpt,
@@ -302,7 +314,7 @@ def _input_kind(arg: str) -> str | None:
     return None
 
 
-def run_chain(paths: Sequence[str], opts: BatchOptions, build: Callable[[], Any]) -> None:
+def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], Any]) -> None:
     """Check every option and build the chain first, then run the batch; exits with its status."""
     with reporting(opts.debug):
         opts.check()
@@ -311,7 +323,10 @@ def run_chain(paths: Sequence[str], opts: BatchOptions, build: Callable[[], Any]
         check_device(opts, chain)
         from oxi_cli.batch.runner import run_batch
 
-        code = run_batch(inputs, chain, opts)
+        kind = None
+        if opts.cluster and not opts.plan_only:  # --plan shows plans here; a cluster only changes where files run
+            from oxi_cli.batch.cluster import ClusterBatch as kind
+        code = run_batch(inputs, chain, opts, kind)
     if code:
         raise typer.Exit(code)
 

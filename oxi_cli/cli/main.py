@@ -8,7 +8,7 @@ import typer
 from typer.core import TyperCommand
 
 from oxi_cli import __version__
-from oxi_cli.cli import color, colorspace, info, run, spatial
+from oxi_cli.cli import color, colorspace, info, run, spatial, worker
 
 MAIN_EPILOG = """\b
 Every processing command takes IN OUT, or many inputs with -o:
@@ -70,6 +70,7 @@ app.command(
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )(run.run)
 app.command(cls=OxiCommand, epilog=info.INFO_EPILOG)(info.info)
+app.command(cls=OxiCommand, epilog=worker.WORKER_EPILOG)(worker.worker)
 
 
 PROBE_EPILOG = """\b
@@ -94,6 +95,7 @@ PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run", "color
 
 def run_app() -> None:
     """Console-script entry point: one line and an exit code for every way a command can end."""
+    import os
     import signal
     import sys
 
@@ -101,7 +103,9 @@ def run_app() -> None:
 
     args = sys.argv[1:]
     # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
-    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help", "--list"} & set(args):
+    # A --cluster client computes nothing: its workers open their own devices.
+    clustered = os.environ.get("OXI_CLUSTER") or any(a == "--cluster" or a.startswith("--cluster=") for a in args)
+    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help", "--list"} & set(args) and not clustered:
         open_early(args)
     _quiet_warnings()
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch

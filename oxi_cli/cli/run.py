@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from oxi_cli.batch.options import BatchOptions
-from oxi_cli.cli.common import job_command, reporting, run_chain
+from oxi_cli.cli.common import job_command, reporting, run_command
 
 # Click does not keep the order of different options, so `run` leaves the op flags unparsed
 # (ignore_unknown_options) and reads them here, in command-line order, with the inputs between them.
@@ -71,7 +71,7 @@ def run(
 
         return compile_chain(specs, force=force)
 
-    run_chain(paths, opts, build)
+    run_command(paths, opts, build)
 
 
 run.__doc__ = RUN_HELP

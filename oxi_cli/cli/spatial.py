@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from oxi_cli.batch.options import BatchOptions
-from oxi_cli.cli.common import PathsArg, chain_of, job_command, run_chain
+from oxi_cli.cli.common import PathsArg, chain_of, job_command, run_command
 
 RESIZE_EPILOG = """\b
 Examples:
@@ -67,7 +67,7 @@ def resize(
             spec = SizeSpec(width or 0, height or 0)
         return Chain(steps=[ResizeStep(spec, filter, fit, force)])
 
-    run_chain(paths, opts, build)
+    run_command(paths, opts, build)
 
 
 BLUR_EPILOG = """\b
@@ -96,4 +96,4 @@ def blur(
 
         return chain_of([build_blur(sigma, radius)])
 
-    run_chain(paths, opts, build)
+    run_command(paths, opts, build)
