@@ -53,8 +53,8 @@ def worker_command(
     """`python -m distributed.cli.dask_worker ...` with oxi's preload; checks the cluster extra first."""
     import importlib.util
 
-    from oxi_cli.batch.schedule import parse_size
     from oxi_cli.errors import UsageError
+    from oxi_cli.plan import parse_size
 
     if importlib.util.find_spec("distributed") is None:
         raise UsageError("oxi worker needs Dask: pip install 'oxi[cluster]' (dask and distributed)")
@@ -66,7 +66,7 @@ def worker_command(
     cmd = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--preload", "oxi_cli.batch.cluster",
            "--nthreads", str(nthreads), "--nworkers", str(nworkers)]
     if memory_budget is not None:
-        cmd += ["--resources", f"MEMORY={parse_size(memory_budget)}"]
+        cmd += ["--resources", f"MEMORY={parse_size(memory_budget, '--memory-budget')}"]
     if name is not None:
         cmd += ["--name", name]
     return cmd
