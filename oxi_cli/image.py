@@ -24,13 +24,16 @@ class ImageMeta:
 
     `pixel_types` maps channel name -> one of PIXEL_DTYPES' keys (what the file stores);
     `header` holds format-specific attributes (for EXR the whole OpenEXR header dict, windows included)
-    which oxi carries through untouched; `compression` is the codec name (EXR) or None.
+    which oxi carries through untouched; `compression` is the codec name (EXR) or None. `windows` is the
+    (data, display) pair of (x, y, width, height) boxes the pixels and the picture occupy, for formats that
+    keep them; None: the pixels are the whole picture at (0, 0).
     """
 
     format: str
     pixel_types: dict[str, str]
     compression: str | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    windows: tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None = None
 
 
 @dataclass
