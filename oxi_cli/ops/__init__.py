@@ -6,8 +6,11 @@ from oxi_cli.ops.cdl import Cdl
 from oxi_cli.ops.lut1d import Lut1d
 from oxi_cli.ops.lut3d import Lut3d
 from oxi_cli.ops.matrix import Matrix
+from oxi_cli.ops.place import Place
 from oxi_cli.ops.resize import Resize
 
 Op = ColorOp | ImageOp
 
-__all__ = ["AxisStep", "Blur", "Cdl", "ColorOp", "Encoded", "ImageOp", "Lut1d", "Lut3d", "Matrix", "Op", "Resize"]
+__all__ = [
+    "AxisStep", "Blur", "Cdl", "ColorOp", "Encoded", "ImageOp", "Lut1d", "Lut3d", "Matrix", "Op", "Place", "Resize",
+]
