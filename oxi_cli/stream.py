@@ -355,10 +355,14 @@ def run_streaming(
     if cols.count != 1:
         raise ProcessingError("streaming bands span the full width")
     full_width = (0, int(cols.out[0, 1]))
+    c0, c1 = (int(v) for v in cols.read[0])  # a chain that crops columns reads only those it keeps
 
     def read(k: int) -> tuple[int, Image]:
         r0, r1 = (int(v) for v in rows.read[k])
-        return k, Image(spec.width, r1 - r0, source.read_rows(r0, r1), spec.meta)
+        planes = source.read_rows(r0, r1)
+        if (c0, c1) != (0, spec.width):
+            planes = {name: plane[:, c0:c1] for name, plane in planes.items()}
+        return k, Image(c1 - c0, r1 - r0, planes, spec.meta)
 
     def compute(item: tuple[int, Image]) -> tuple[int, dict[str, np.ndarray]]:
         nonlocal prepared
