@@ -66,7 +66,9 @@ def from_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:
         scaled = np.nan_to_num(plane * np.float32(top), nan=0.0, posinf=top, neginf=0.0)
         return np.clip(np.rint(scaled), 0, top).astype(PIXEL_DTYPES[pixel_type])
     if pixel_type == "uint32":
-        clean = np.nan_to_num(plane, nan=0.0, posinf=4294967295.0, neginf=0.0)
+        # In float64: float32 rounds the bound 2**32 - 1 up to 2**32, which no uint32 holds (a pad or crop
+        # copies ids near the top unchanged, and their float32 values sit on that bound).
+        clean = np.nan_to_num(plane.astype(np.float64), nan=0.0, posinf=4294967295.0, neginf=0.0)
         return np.clip(np.rint(clean), 0, 4294967295.0).astype(np.uint32)
     with np.errstate(over="ignore"):  # beyond half's range is +-Inf, as OpenEXR itself converts
         return plane.astype(PIXEL_DTYPES[pixel_type], copy=False)
