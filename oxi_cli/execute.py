@@ -13,8 +13,9 @@ import numpy as np
 
 from oxi_cli.backends.base import Backend
 from oxi_cli.errors import UsageError
-from oxi_cli.image import COLOR_CHANNELS, Image, from_float32, to_float32
+from oxi_cli.image import COLOR_CHANNELS, Image, ImageMeta, from_float32, to_float32
 from oxi_cli.ops import ColorOp, ImageOp, Op
+from oxi_cli.ops.base import chain_windows
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
 # What each output format can store, best first; used when --out-type same meets a format that can't.
@@ -173,6 +174,14 @@ def _nearest_type(kind: str, allowed: tuple[str, ...]) -> str:
         "uint8": ("uint8", "half", "uint16", "float"),
     }[kind]
     return next(k for k in prefs if k in allowed)
+
+
+def output_meta(meta: ImageMeta, ops: Sequence[Op], width: int, height: int, types: dict[str, str]) -> ImageMeta:
+    """What the output of `ops` on a width x height image is written with: its pixel types, and the data and
+    display windows the chain leaves (each image op says how it moves them: ImageOp.windows)."""
+    whole = (0, 0, width, height)
+    data, display = meta.windows or (whole, whole)
+    return replace(meta, pixel_types=dict(types), windows=chain_windows(ops, data, display))
 
 
 def half_only(types: dict[str, str], names: Sequence[str]) -> bool:
@@ -386,8 +395,7 @@ def execute(
             planes[name] = plane
     _warn_once(integer_output_note(image, types, floats, ops, sink.format))
     height, width = next(iter(out.values())).shape if out else (image.height, image.width)
-    meta = replace(image.meta, pixel_types=types)
-    sink.write(Image(width, height, planes, meta))
+    sink.write(Image(width, height, planes, output_meta(image.meta, ops, image.width, image.height, types)))
     t3 = time.perf_counter()
     return Result(
         backend=backend.name,

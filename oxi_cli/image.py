@@ -24,13 +24,16 @@ class ImageMeta:
 
     `pixel_types` maps channel name -> one of PIXEL_DTYPES' keys (what the file stores);
     `header` holds format-specific attributes (for EXR the whole OpenEXR header dict, windows included)
-    which oxi carries through untouched; `compression` is the codec name (EXR) or None.
+    which oxi carries through untouched; `compression` is the codec name (EXR) or None. `windows` is the
+    (data, display) pair of (x, y, width, height) boxes the pixels and the picture occupy, for formats that
+    keep them; None: the pixels are the whole picture at (0, 0).
     """
 
     format: str
     pixel_types: dict[str, str]
     compression: str | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    windows: tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None = None
 
 
 @dataclass
@@ -63,7 +66,9 @@ def from_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:
         scaled = np.nan_to_num(plane * np.float32(top), nan=0.0, posinf=top, neginf=0.0)
         return np.clip(np.rint(scaled), 0, top).astype(PIXEL_DTYPES[pixel_type])
     if pixel_type == "uint32":
-        clean = np.nan_to_num(plane, nan=0.0, posinf=4294967295.0, neginf=0.0)
+        # In float64: float32 rounds the bound 2**32 - 1 up to 2**32, which no uint32 holds (a pad or crop
+        # copies ids near the top unchanged, and their float32 values sit on that bound).
+        clean = np.nan_to_num(plane.astype(np.float64), nan=0.0, posinf=4294967295.0, neginf=0.0)
         return np.clip(np.rint(clean), 0, 4294967295.0).astype(np.uint32)
     with np.errstate(over="ignore"):  # beyond half's range is +-Inf, as OpenEXR itself converts
         return plane.astype(PIXEL_DTYPES[pixel_type], copy=False)

@@ -231,13 +231,25 @@ class ResizeStep:
         if biggest > MAX_SIDE and not self.force:
             raise UsageError(f"resize to {self.size.describe()}: over {MAX_SIDE} pixels a side needs {self.hint}")
 
-    def resolve(self, width: int, height: int) -> list[Any]:
-        from oxi_cli.ops import Resize
-        from oxi_cli.ops.resize import check_growth, resolved_size
+    def resolve(self, width: int, height: int, windows: bool = True) -> list[Any]:
+        """The ops for a width x height image. A WxH box with fit, pad or fill is a resize that places its
+        picture in the box (the display window), then for pad and fill a Place filling the box's pixels;
+        `windows` False (the output format has no data/display windows) makes fit pad too, as oiiotool
+        writes a fitted PNG or TIFF: the box, bars black and transparent."""
+        from oxi_cli.ops import Place, Resize
+        from oxi_cli.ops.resize import check_growth, fit_frame, resolved_size
 
-        w, h = resolved_size(self.size, width, height, self.fit)
-        check_growth((width, height), (w, h), self.force, self.hint)
-        return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
+        box = self.size.scale is None and self.size.width > 0 and self.size.height > 0
+        if not box or self.fit == "stretch":
+            w, h = (self.size.width, self.size.height) if box else resolved_size(self.size, width, height)
+            check_growth((width, height), (w, h), self.force, self.hint)
+            return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
+        f = fit_frame(width, height, self.size.width, self.size.height, self.fit)
+        check_growth((width, height), (f.width, f.height), self.force, self.hint)
+        resize = Resize(f.width, f.height, self.filter, frame=(f.box_width, f.box_height, f.x, f.y))  # type: ignore[arg-type]
+        if f.fills_box() or (self.fit == "fit" and windows):
+            return [resize]
+        return [resize, Place(f.box_width, f.box_height, f.x, f.y)]
 
 
 def parse_resize(
@@ -283,11 +295,12 @@ class Chain:
         """False when every step leaves the pixels as they are at any image size (a copy, an identity CDL)."""
         return any(isinstance(step, ResizeStep) or not all(op.is_identity() for op in step) for step in self.steps)
 
-    def ops_for(self, width: int, height: int) -> list[Any]:
-        """The op values for an image of this size, sizes flowing through resizes in order."""
+    def ops_for(self, width: int, height: int, windows: bool = True) -> list[Any]:
+        """The op values for an image of this size, sizes flowing through resizes in order; `windows`: the
+        output format keeps data and display windows (EXR), see ResizeStep.resolve."""
         ops: list[Any] = []
         for step in self.steps:
-            new = step.resolve(width, height) if isinstance(step, ResizeStep) else step
+            new = step.resolve(width, height, windows) if isinstance(step, ResizeStep) else step
             for op in new:
                 if hasattr(op, "out_size"):
                     width, height = op.out_size(width, height)

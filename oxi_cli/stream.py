@@ -24,6 +24,7 @@ from oxi_cli.execute import (
     compute,
     execute,
     half_only,
+    output_meta,
     output_types,
     read_while_preparing,
     start_warm_up,
@@ -334,7 +335,7 @@ def run_tiled(
                 planes[name][o0:o1, p0:p1] = done[name]
         if progress is not None:
             progress(int(o1), out_h)
-    return Image(out_w, out_h, planes, replace(image.meta, pixel_types=dict(chain.types)))
+    return Image(out_w, out_h, planes, output_meta(image.meta, chain.ops, image.width, image.height, chain.types))
 
 
 def run_streaming(
@@ -354,10 +355,14 @@ def run_streaming(
     if cols.count != 1:
         raise ProcessingError("streaming bands span the full width")
     full_width = (0, int(cols.out[0, 1]))
+    c0, c1 = (int(v) for v in cols.read[0])  # a chain that crops columns reads only those it keeps
 
     def read(k: int) -> tuple[int, Image]:
         r0, r1 = (int(v) for v in rows.read[k])
-        return k, Image(spec.width, r1 - r0, source.read_rows(r0, r1), spec.meta)
+        planes = source.read_rows(r0, r1)
+        if (c0, c1) != (0, spec.width):
+            planes = {name: plane[:, c0:c1] for name, plane in planes.items()}
+        return k, Image(c1 - c0, r1 - r0, planes, spec.meta)
 
     def compute(item: tuple[int, Image]) -> tuple[int, dict[str, np.ndarray]]:
         nonlocal prepared
@@ -414,7 +419,8 @@ def run_in_memory(
     collected = MemoryRegionSink()
     run_streaming(chain, MemoryRegionSource(image), collected, rows, cols, progress)
     out_w, out_h = _out_size(chain.ops, image.width, image.height)
-    return Image(out_w, out_h, collected.planes(), replace(image.meta, pixel_types=dict(chain.types)))
+    meta = output_meta(image.meta, chain.ops, image.width, image.height, chain.types)
+    return Image(out_w, out_h, collected.planes(), meta)
 
 
 def execute_planned(
@@ -524,7 +530,8 @@ def _execute_streaming(
         chain = _chain(ops, spec, backend, out_type, "exr")
         rows, cols = _spans(chain.ops, spec, plan)
         out_w, out_h = _out_size(chain.ops, spec.width, spec.height)
-        header = band_header(spec.meta, out_w, out_h, sink.compression)
+        meta = output_meta(spec.meta, chain.ops, spec.width, spec.height, chain.types)
+        header = band_header(meta, out_w, out_h, sink.compression)
         try:
             with atomic_output(sink.path) as tmp:
                 writer = _band_writer(tmp, header, {n: chain.types[n] for n in spec.channels}, sink.path)

@@ -261,13 +261,14 @@ class Batch:
         """The first file's shape and chain, for `auto` to weigh the backends by (files of a batch are alike)."""
         from oxi_cli.backends.select import Job as Shape
         from oxi_cli.io import read_spec
+        from oxi_cli.io.common import holds_windows
 
         first = next((j for j in self.jobs if not j.item.missing), None)
         if first is None:
             return None
         try:
             spec = read_spec(first.item.path)
-            ops = self.chain.ops_for(spec.width, spec.height)
+            ops = self.chain.ops_for(spec.width, spec.height, holds_windows(first.output))
         except OxiError:
             return None  # reported when the file itself is processed
         half = all(kind == "half" for kind in spec.meta.pixel_types.values())
@@ -312,11 +313,12 @@ class Batch:
     def _prepare(self, job: Job) -> bool:
         """Read the header, resolve the ops for its size, estimate memory; False (record failed) on error."""
         from oxi_cli.io import read_spec
+        from oxi_cli.io.common import holds_windows
 
         rec = job.record
         try:
             spec = read_spec(job.item.path)
-            job.ops = self.chain.ops_for(spec.width, spec.height)
+            job.ops = self.chain.ops_for(spec.width, spec.height, holds_windows(job.output))
             job.plan = self._plan(job)
             job.footprint = Footprint(job.plan.ram_bytes, job.plan.vram_bytes)
             if self.target.kind != "file":

@@ -27,9 +27,9 @@ Operations, each with one value (repeat and mix them freely):
                          'slope=R,G,B offset=R,G,B power=R,G,B sat=S'
   --lut3d FILE           3D/1D LUT (.cube, .3dl, .spi3d, .spi1d, .clf, .ctf); or --lut
   --matrix NUMBERS       9, 12 or 16 numbers, row-major (as `oxi matrix`)
-  --resize SIZE          1920x1080 (fits inside, aspect kept); 1920x0 / 0x1080
-                         (the 0 side keeps the aspect); 50% (a scale). A bare
-                         number is refused: write 50% or 1920x0
+  --resize SIZE          1920x1080 (a box: fits inside, aspect kept, see fit=);
+                         1920x0 / 0x1080 (the 0 side keeps the aspect); 50% (a
+                         scale). A bare number is refused: write 50% or 1920x0
   --blur SIGMA           gaussian sigma in pixels; or radius=R
   --colorspace FROM:TO   OCIO colour-space conversion (names, aliases, roles)
   --display FROM:DISPLAY:VIEW   OCIO display/view (:look=L, :inverse=1)
@@ -42,6 +42,11 @@ Parameters go after a colon, as in oiiotool:
   --resize:filter=box 1920x1080          --matrix:offset=0.01,0,0 "..."
   --resize:fit=stretch 1920x1080         --resize:force=1 1600%
 With no operation it copies (converting with --out-type, --compression).
+
+--resize:fit= for a box, as oiiotool --fit: fit (default; EXR: display window =
+the box, data window = the picture centred in it; PNG/TIFF/JPEG: the box, bars
+0), pad (the box, bars 0 in every channel), fill (cover the box, the overflow
+cut from both sides), stretch (exactly the box, the aspect changes).
 """
 
 RUN_EPILOG = """\b

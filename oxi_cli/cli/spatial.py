@@ -13,6 +13,7 @@ RESIZE_EPILOG = """\b
 Examples:
   oxi resize plate.exr proxy.exr --size 1920x1080            # fits inside 1920x1080, aspect kept
   oxi resize plate.exr proxy.exr --size 1920x1080 --fit stretch   # exactly 1920x1080 (aspect changes)
+  oxi resize plate.exr review.png --size 1920x1080 --fit pad       # 1920x1080, black bars (fill: no bars)
   oxi resize plate.exr half.exr --scale 50% --filter catmull-rom  # or --scale 0.5
   oxi resize plate.exr thumb.png --width 512                 # height keeps the aspect ratio
   oxi resize plate.exr hd.exr --size 0x1080                  # 0 keeps the aspect, as oiiotool
@@ -20,9 +21,13 @@ Examples:
 \b
 Sizes as oiiotool's --resize: WxH, Wx0 / 0xH (the 0 side keeps the aspect) or N% (a scale); --scale also
 takes a factor (0.5). A bare number elsewhere is refused: is 50 a scale or a width? Write 50% or 50x0.
---fit (for WxH): fit (default, as oiiotool --fit: the largest picture with the source's aspect inside the
-box; the data window is that picture) or stretch (exactly WxH, the aspect changes; oxi's behaviour before
---fit). fill and pad are not available yet. A result over 8x the source or 32768 pixels a side needs --force.
+--fit for a WxH box, as oiiotool --fit: fit (default): the largest picture with the source's aspect inside the
+box, centred (odd margins: the extra pixel below/right); an EXR gets the box as its display window and the
+picture as its data window, no pixel invented; PNG, TIFF and JPEG keep no windows, so they get the box with
+bars of 0, as oiiotool writes them. pad: the box's pixels, bars 0 in every channel (transparent black;
+oiiotool --fit:pad=1). fill: the smallest picture that covers the box, the overflow cut evenly (oiiotool
+--fit:fillmode=width|height, whichever overflows, with pad=1). stretch: exactly WxH, the aspect changes
+(oxi's --size before --fit). A result over 8x the source or 32768 pixels a side needs --force.
 As oiiotool: output x samples source (x + 0.5) * srcW / dstW - 0.5; shrinking stretches the filter by the
 ratio; weights are normalised and edges clamp. Negative lobes can make negatives near HDR edges (not clamped).
 """
@@ -38,7 +43,8 @@ def resize(
     ] = None,
     scale: Annotated[str | None, typer.Option(help="Scale for both sides: 50% or 0.5.")] = None,
     fit: Annotated[
-        str, typer.Option(help="For --size WxH: fit (aspect kept, as oiiotool --fit) or stretch (exactly WxH).")
+        str, typer.Option(help="For --size WxH: fit (aspect kept, windows as oiiotool --fit), pad (bars of 0), "
+                          "fill (cover, crop the overflow) or stretch (exactly WxH).")
     ] = "fit",
     filter: Annotated[str, typer.Option(help="lanczos3, catmull-rom, mitchell, triangle or box.")] = "lanczos3",
     force: Annotated[bool, typer.Option("--force", help="Allow more than 8x or 32768 pixels a side.")] = False,

@@ -23,6 +23,8 @@ EXTENSIONS: dict[str, str] = {
     ".jpeg": "jpeg",
 }
 KNOWN_EXTENSIONS = ".exr, .png, .tif/.tiff, .jpg/.jpeg"
+# Formats whose files keep data and display windows (the rest store the pixels alone).
+WINDOW_FORMATS = ("exr",)
 # Decoded sizes any image file may claim: too small to matter, so a codec ratio never refuses a tiny image.
 FREE_DECODED_BYTES = 16 << 20
 _TYPE_OF_DTYPE = {dtype: name for name, dtype in PIXEL_DTYPES.items()}
@@ -46,6 +48,12 @@ def format_for(path: str | Path) -> str:
     except KeyError:
         what = f"extension '{suffix}'" if suffix else "no extension"
         raise InputError(f"{path}: {what} is not an image format oxi knows; use {KNOWN_EXTENSIONS}") from None
+
+
+def holds_windows(path: str | Path) -> bool:
+    """Whether the output format keeps a data window apart from the display window (EXR does; PNG, TIFF and
+    JPEG store the pixels alone). A wrong extension answers True: the writer refuses it later, in one line."""
+    return EXTENSIONS.get(Path(path).suffix.lower(), "exr") in WINDOW_FORMATS
 
 
 def one_line(error: BaseException | str) -> str:

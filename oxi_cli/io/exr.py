@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from oxi_cli.image import Image, ImageMeta
 from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, one_line, ordered_channels, pixel_type_of
 from oxi_cli.io.exr_header import MAGIC, ExrLayout, read_layout
 from oxi_cli.io.native import native_messages
+from oxi_cli.ops.base import Box, scaled_windows
 
 # Codec names (lowercase, as exrheader prints them) -> OpenEXR attribute; only those this build has.
 _CODEC_ATTRS = {
@@ -144,7 +144,20 @@ def _clean_header(header: dict[str, Any]) -> dict[str, Any]:
 
 def _meta(header: dict[str, Any], pixel_types: dict[str, str]) -> ImageMeta:
     compression = _NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION)
-    return ImageMeta(format="exr", pixel_types=pixel_types, compression=compression, header=header)
+    return ImageMeta(
+        format="exr", pixel_types=pixel_types, compression=compression, header=header, windows=_windows_of(header)
+    )
+
+
+def _windows_of(header: dict[str, Any]) -> tuple[Box, Box] | None:
+    """The header's data and display windows as (x, y, width, height) boxes."""
+    if "dataWindow" not in header:
+        return None
+    boxes = []
+    for key in ("dataWindow", "displayWindow"):
+        (x0, y0), (x1, y1) = header.get(key, header["dataWindow"])
+        boxes.append((int(x0), int(y0), int(x1 - x0 + 1), int(y1 - y0 + 1)))
+    return boxes[0], boxes[1]
 
 
 def _window_size(header: dict[str, Any]) -> tuple[int, int]:
@@ -186,39 +199,21 @@ def read_spec(path: Path) -> ImageSpec:
 # --- writing ---------------------------------------------------------------------------------------
 
 
-def _round(x: float) -> int:
-    return math.floor(x + 0.5)
-
-
 def _box(x0: int, y0: int, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     return (np.array([x0, y0], dtype=np.int32), np.array([x0 + width - 1, y0 + height - 1], dtype=np.int32))
 
 
-def scaled_windows(header: dict[str, Any], width: int, height: int) -> tuple[tuple, tuple]:
-    """Data and display windows for an image of `width` x `height` written with `header`'s windows.
+def output_windows(meta: ImageMeta, width: int, height: int) -> tuple[tuple, tuple]:
+    """Data and display windows (as the header stores them) for a `width` x `height` image written like `meta`.
 
-    Same size as the header's data window: both windows kept. A new size (a resize) scales both
-    windows by new/old data-window size, origins included (oiiotool's --resize does the same); a
-    display window that equalled the data window still equals it.
+    The windows the chain gave (ImageMeta.windows, see ImageOp.windows: a fit places the picture in its
+    box) when they are this size; otherwise, an image resized outside a chain, both scaled as --resize does.
+    No windows at all (a PNG input): the picture at (0, 0).
     """
-    if "dataWindow" not in header:
-        box = _box(0, 0, width, height)
-        return box, box
-    data = header["dataWindow"]
-    display = header.get("displayWindow", data)
-    old_w, old_h = _window_size(header)
-    if (old_w, old_h) == (width, height):
-        return data, display
-    sx, sy = width / old_w, height / old_h
-    (dx0, dy0), (dx1, dy1) = display
-    new_data = _box(_round(data[0][0] * sx), _round(data[0][1] * sy), width, height)
-    new_display = _box(
-        _round(dx0 * sx),
-        _round(dy0 * sy),
-        max(1, _round((dx1 - dx0 + 1) * sx)),
-        max(1, _round((dy1 - dy0 + 1) * sy)),
-    )
-    return new_data, new_display
+    data, display = meta.windows or ((0, 0, width, height),) * 2
+    if data[2:] != (width, height):
+        data, display = scaled_windows(data, display, width, height)
+    return _box(*data), _box(*display)
 
 
 def _single_level(tiles: Any) -> Any:
@@ -253,7 +248,7 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     if compression is None:
         compression = meta.compression if meta.format == "exr" and meta.compression else DEFAULT_COMPRESSION
     header["compression"] = compression_code(compression)
-    header["dataWindow"], header["displayWindow"] = scaled_windows(source, width, height)
+    header["dataWindow"], header["displayWindow"] = output_windows(meta, width, height)
     header.setdefault("type", OpenEXR.scanlineimage)
     if "tiles" in header:
         header["tiles"] = _single_level(header["tiles"])

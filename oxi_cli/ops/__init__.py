@@ -9,6 +9,7 @@ from oxi_cli.ops.log import Log
 from oxi_cli.ops.lut1d import Lut1d
 from oxi_cli.ops.lut3d import Lut3d
 from oxi_cli.ops.matrix import Matrix
+from oxi_cli.ops.place import Place
 from oxi_cli.ops.range import Range
 from oxi_cli.ops.resize import Resize
 
@@ -16,5 +17,5 @@ Op = ColorOp | ImageOp
 
 __all__ = [
     "AxisStep", "Blur", "Cdl", "ColorOp", "Encoded", "Exponent", "ExponentLinear", "ExposureContrast", "ImageOp",
-    "Log", "Lut1d", "Lut3d", "Matrix", "Op", "Range", "Resize",
+    "Log", "Lut1d", "Lut3d", "Matrix", "Op", "Place", "Range", "Resize",
 ]

@@ -13,6 +13,8 @@ import numpy as np
 from oxi_cli.errors import OpError
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+# A window as (x, y, width, height): where an image's pixels (data) or its picture (display) lie.
+Box = tuple[int, int, int, int]
 
 @dataclass(frozen=True)
 class Encoded:
@@ -115,6 +117,39 @@ class ImageOp:
     def sample(self) -> ImageOp:
         """An instance running the same kernels on a tiny image (loads them before the real work)."""
         return self
+
+    def windows(self, data: Box, display: Box) -> tuple[Box, Box]:
+        """The output's data and display windows, given the input's (`data` is the input's pixels). By
+        default both scale with the size, origins too, as oiiotool's --resize does; same size: unchanged."""
+        return scaled_windows(data, display, *self.out_size(data[2], data[3]))
+
+
+def scaled_windows(data: Box, display: Box, width: int, height: int) -> tuple[Box, Box]:
+    """Windows for `data`'s pixels resized to width x height: both scale by new/old data size, origins included
+    (rounded half up); a display window that equalled the data window still equals it."""
+    if data[2:] == (width, height):
+        return data, display
+    sx, sy = width / data[2], height / data[3]
+    new_data = (_round(data[0] * sx), _round(data[1] * sy), width, height)
+    new_display = (
+        _round(display[0] * sx),
+        _round(display[1] * sy),
+        max(1, _round(display[2] * sx)),
+        max(1, _round(display[3] * sy)),
+    )
+    return new_data, new_display
+
+
+def chain_windows(ops: Iterable[object], data: Box, display: Box) -> tuple[Box, Box]:
+    """The windows after every image op of a chain (colour ops leave them as they are)."""
+    for op in ops:
+        if isinstance(op, ImageOp):
+            data, display = op.windows(data, display)
+    return data, display
+
+
+def _round(x: float) -> int:
+    return math.floor(x + 0.5)
 
 
 def finite_triple(label: str, values: float | Iterable[float]) -> tuple[float, float, float]:

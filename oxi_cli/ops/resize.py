@@ -11,7 +11,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from oxi_cli.errors import OpError, UsageError
-from oxi_cli.ops.base import AxisStep, ImageOp
+from oxi_cli.ops.base import AxisStep, Box, ImageOp
 
 FilterName = Literal["lanczos3", "catmull-rom", "mitchell", "triangle", "box"]
 # Filter half-widths in source pixels at scale 1.
@@ -28,7 +28,6 @@ MAX_UPSCALE = 8
 MAX_SIDE = 32768
 FIT_MODES = ("fit", "fill", "pad", "stretch")
 FIT_DEFAULT = "fit"
-UNAVAILABLE_FITS = ("fill", "pad")  # their geometry is fit_frame's; the pixel pad/crop step is still to come
 SIZE_SYNTAX = "WxH (1920x1080), one side with 0 keeping the aspect (1920x0, 0x1080), or a percentage (50%)"
 
 
@@ -44,6 +43,9 @@ class Resize(ImageOp):
     # image's weights and equals a single pass bit for bit. None: this op is the whole resize.
     rows: tuple[int, int, int, int] | None = None
     cols: tuple[int, int, int, int] | None = None
+    # Where the picture sits (`--fit` of a WxH box): (box width, box height, x, y), the data window's origin
+    # inside a display window of the box's size. None: both windows scale with the size (as --resize).
+    frame: tuple[int, int, int, int] | None = None
     name: ClassVar[str] = "resize"
 
     def __post_init__(self) -> None:
@@ -72,6 +74,14 @@ class Resize(ImageOp):
 
     def sample(self) -> Resize:
         return replace(self, width=2, height=2)
+
+    def windows(self, data: Box, display: Box) -> tuple[Box, Box]:
+        """With a frame (as oiiotool --fit): the display window becomes the box at its own origin and the data
+        window the picture placed inside it; without, both scale."""
+        if self.frame is None:
+            return super().windows(data, display)
+        box_w, box_h, x, y = self.frame
+        return (display[0] + x, display[1] + y, self.width, self.height), (display[0], display[1], box_w, box_h)
 
     def weights(self, axis: int, src: int, dst: int) -> AxisWeights:
         """Taps and weights for axis 0 (rows) or 1 (columns) of a `src` -> `dst` pixel piece; every backend
@@ -233,19 +243,14 @@ def _short(value: object) -> str:
 def check_fit(mode: str, label: str = "--fit") -> str:
     if mode not in FIT_MODES:
         raise UsageError(f"{label} must be one of {', '.join(FIT_MODES)}, got {_short(mode)}")
-    if mode in UNAVAILABLE_FITS:
-        raise UsageError(
-            f"{label} {mode} is not available yet (it needs a pad/crop step the planner can band); "
-            "use fit (aspect kept, as oiiotool --fit) or stretch (exactly WxH)"
-        )
     return mode
 
 
 @dataclass(frozen=True)
 class Frame:
-    """Where a resized picture lies in the requested WxH box: the picture's size and origin in the box (the
-    EXR data window, relative to a display window of box size). fill: the origin is negative (overscan
-    that pad/fill modes crop); fit: the picture is centred with bars."""
+    """Where a resized picture lies in the requested WxH box: the picture's size and its origin in the box
+    (the EXR data window, relative to a display window of the box's size). fit and pad: inside, centred,
+    with bars; fill: the picture overflows the box and the origin is negative; stretch: the box itself."""
 
     width: int
     height: int
@@ -254,32 +259,40 @@ class Frame:
     box_width: int
     box_height: int
 
+    def fills_box(self) -> bool:
+        return (self.width, self.height, self.x, self.y) == (self.box_width, self.box_height, 0, 0)
+
 
 def fit_frame(src_w: int, src_h: int, box_w: int, box_h: int, mode: str) -> Frame:
-    """The picture size and placement for `mode` (as oiiotool --fit: the scaled side rounds half up, the
-    offset floors, so odd margins put the extra pixel below/right).
+    """The picture size and placement for `mode`, computed as OIIO's ImageBufAlgo::fit does (float32 aspects,
+    the scaled side rounded half up, the offset halved toward zero, so an odd margin puts the extra pixel
+    below/right of a bar and left/top of an overflow).
 
-    fit / pad: the largest picture with the source's aspect inside the box (letterbox or pillarbox);
-    fill: the smallest that covers the box (the overflow is centred outside it); stretch: the box itself.
+    fit / pad: the largest picture with the source's aspect inside the box (oiiotool's fillmode=letterbox);
+    fill: the smallest that covers it (fillmode=width or height, whichever overflows); stretch: the box.
     """
     if mode == "stretch":
         return Frame(box_w, box_h, 0, 0, box_w, box_h)
-    wider = src_w * box_h >= box_w * src_h  # the source is at least as wide as the box, by aspect
-    match_width = wider if mode in ("fit", "pad") else not wider
-    if match_width:
-        w, h = box_w, max(1, math.floor(box_w * src_h / src_w + 0.5))
+    f32 = np.float32
+    old, new = f32(src_w) / f32(src_h), f32(box_w) / f32(box_h)
+    match_height = bool(new >= old) == (mode != "fill")  # a box at least as wide as the source: match heights
+    if match_height:
+        w, h = int(f32(box_h) * old + f32(0.5)), box_h
     else:
-        w, h = max(1, math.floor(box_h * src_w / src_h + 0.5)), box_h
-    return Frame(w, h, (box_w - w) // 2, (box_h - h) // 2, box_w, box_h)
+        w, h = box_w, int(f32(box_w) / old + f32(0.5))
+    w, h = max(1, w), max(1, h)
+    return Frame(w, h, _half_toward_zero(box_w - w), _half_toward_zero(box_h - h), box_w, box_h)
 
 
-def resolved_size(spec: SizeSpec, src_w: int, src_h: int, fit: str) -> tuple[int, int]:
-    """The pixel size a SizeSpec gives an image of src_w x src_h (fit picks the picture inside a WxH box)."""
+def _half_toward_zero(n: int) -> int:
+    """n / 2 as C's integer division rounds it (toward zero), which is how OIIO centres."""
+    return n // 2 if n >= 0 else -(-n // 2)
+
+
+def resolved_size(spec: SizeSpec, src_w: int, src_h: int) -> tuple[int, int]:
+    """The pixel size a scale or a one-sided size gives an image of src_w x src_h (a WxH box: fit_frame)."""
     if spec.scale is not None:
         return max(1, round(src_w * spec.scale)), max(1, round(src_h * spec.scale))
-    if spec.width and spec.height:
-        frame = fit_frame(src_w, src_h, spec.width, spec.height, fit)
-        return frame.width, frame.height
     if spec.width:
         return spec.width, max(1, round(src_h * spec.width / src_w))
     return max(1, round(src_w * spec.height / src_h)), spec.height

@@ -2,8 +2,8 @@
 
 Bound: |gpu - cpu| <= 1e-5 * max(|cpu|, s) + FLT_MIN, where s is the size of the terms a float32 kernel
 rounds (CDL: reference.cdl's scale; matrix: Σ|m·v| + |offset|; LUTs: the largest table value, since
-results are convex mixes of table entries; resize/blur: Σ|w|·|v|). Both backends do the same float32
-arithmetic in the same order, so the slack covers only fused multiply-adds and the GPU's pow.
+results are convex mixes of table entries; resize/blur: Σ|w|·|v|; place only copies: bit for bit). Both backends
+do the same float32 arithmetic in the same order, so the slack covers only fused multiply-adds and the GPU's pow.
 
 NaN/Inf (stated, and pinned by the non-finite cases below): results must be NaN and ±Inf exactly where
 the CPU's are. Colour ops follow OCIO: CDL turns a NaN after slope/offset into 0 before the power, an
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Place, Resize
 from tests import reference as ref
 from tests.ops.harness import FLT_MIN, assert_bits_equal, assert_close, run_color, run_spatial
 
@@ -298,3 +298,26 @@ def test_blur_gpu_matches_cpu(gpu_backend, cpu_backend, case, channels, nonfinit
     wy, _ = ref.blur_weights(h, sigma)
     wx, _ = ref.blur_weights(w, sigma)
     _spatial_parity(gpu_backend, cpu_backend, img, "blur", Blur(sigma), (h, w), wy, wx)
+
+
+# --- place (the pad and crop of --fit pad/fill) ----------------------------------------------------------
+
+PLACES = {
+    "pad_all_sides": Place(50, 40, 5, 7),
+    "crop_all_sides": Place(20, 10, -5, -7),
+    "crop_x_pad_y": Place(30, 41, -3, 11),
+    "source_outside_box": Place(3, 3, 100, -50),
+}
+
+
+@pytest.mark.parametrize("device", ["gpu_backend", "small_window_gpu"])
+@pytest.mark.parametrize("channels", [1, 3, 4, 5])
+@pytest.mark.parametrize("case", PLACES)
+def test_place_gpu_equals_cpu_bit_for_bit(request, cpu_backend, device, case, channels):
+    """Copies and zeros only: NaN payloads, ±Inf and signed values arrive unchanged, in bands of rows when
+    the binding window is small."""
+    gpu = request.getfixturevalue(device)
+    img = ref.hdr_image((23, 37, channels), seed=channels, nonfinite=True)
+    op = PLACES[case]
+    want = run_spatial(cpu_backend, img, "place", op, (op.height, op.width))
+    assert_bits_equal(run_spatial(gpu, img, "place", op, (op.height, op.width)), want, f"gpu place {op}")

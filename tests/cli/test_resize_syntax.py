@@ -76,9 +76,9 @@ def test_an_upscale_past_eight_times_needs_force(wide: Path, tmp_path: Path):
                           2, "32768", "--force")
 
 
-def test_fill_and_pad_are_refused_until_they_exist(wide: Path, tmp_path: Path):
-    assert_one_line_error(run_oxi("resize", str(wide), str(tmp_path / "o.exr"), "--size", "10x10", "--fit", "pad"),
-                          2, "--fit pad", "not available")
+def test_an_unknown_fit_mode_is_one_line_naming_the_modes(wide: Path, tmp_path: Path):
+    assert_one_line_error(run_oxi("resize", str(wide), str(tmp_path / "o.exr"), "--size", "10x10", "--fit", "crop"),
+                          2, "--fit", "fit, fill, pad, stretch")
 
 
 def test_the_plan_shows_the_output_size(wide: Path, tmp_path: Path):

@@ -1,5 +1,5 @@
-"""Bands and tiles under tiny forced limits give what one pass gives: colour ops bit for bit, resize and blur
-within 1e-6 at every seam (in practice bit for bit too), NaN and ±Inf in the same places, on both backends."""
+"""Bands and tiles under tiny forced limits give what one pass gives: colour ops and place bit for bit, resize and
+blur within 1e-6 at every seam (in practice bit for bit too), NaN and ±Inf in the same places, on both backends."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from oxi_cli.io.common import ImageSpec
-from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Resize
+from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Place, Resize
 from oxi_cli.plan import make_plan
 from oxi_cli.stream import run_in_memory
 from tests.planner.conftest import plate
@@ -23,6 +23,14 @@ SPATIAL = {
     "blur": [Blur(2.5)],
     "resize": [Resize(519, 259, "lanczos3")],  # 777 -> 259 rows is 3:1; 1031 -> 519 columns has no short period
     "chain": [COLOUR["cdl"][0], Blur(1.5), Resize(687, 518, "catmull-rom")],  # 777 -> 518 rows is 3:2
+    # the chains of --fit pad (bars on every side) and --fit fill (overflow cut on every side)
+    "fit_pad": [Resize(640, 482, "lanczos3", frame=(700, 560, 30, 39)), Place(700, 560, 30, 39)],
+    "fill_crop": [Resize(745, 561, "lanczos3", frame=(700, 500, -22, -30)), Place(700, 500, -22, -30)],
+}
+# Place alone (padding one axis while it crops the other), and after a colour op.
+PLACED = {
+    "pad_x_crop_y": [Place(1100, 700, 40, -50)],
+    "cdl_then_crop_x_pad_y": [COLOUR["cdl"][0], Place(1000, 800, -16, 11)],
 }
 # name -> (force, RAM budget, device budget): tiny enough that a 1031x777 plate needs several pieces.
 LIMITS = {"streaming": (8 << 20, None), "tiled": (64 << 20, 4 << 20)}
@@ -69,6 +77,7 @@ def test_resize_and_blur_in_pieces_match_within_1e6_at_every_seam(backend, image
     want = _single(ops, image, backend)
     plan, got = _planned(ops, image, backend, force)
     assert (got.width, got.height) == (want.width, want.height) == (plan.out_width, plan.out_height)
+    assert got.meta.windows == want.meta.windows
     for channel, plane in want.planes.items():
         g = got.planes[channel].astype(np.float64)
         w = plane.astype(np.float64)
@@ -83,3 +92,15 @@ def test_pass_through_channels_are_untouched_by_a_streamed_colour_chain(cpu_back
     plan, got = _planned(COLOUR["cdl"], image, cpu_backend, "streaming")
     np.testing.assert_array_equal(_bits(got.planes["Z"]), _bits(image.planes["Z"]))
     np.testing.assert_array_equal(got.planes["id"], image.planes["id"].astype(np.float32))  # --out-type float
+
+
+@pytest.mark.parametrize("force", sorted(LIMITS))
+@pytest.mark.parametrize("name", sorted(PLACED))
+def test_pad_and_crop_in_pieces_are_bit_identical(backend, image, name: str, force: str):
+    ops = PLACED[name]
+    want = _single(ops, image, backend)
+    plan, got = _planned(ops, image, backend, force)
+    assert (got.width, got.height) == (want.width, want.height) == (plan.out_width, plan.out_height)
+    assert got.meta.windows == want.meta.windows
+    for channel, plane in want.planes.items():
+        np.testing.assert_array_equal(_bits(got.planes[channel]), _bits(plane), err_msg=f"{name} {channel}")

@@ -10,12 +10,16 @@ import pytest
 
 from oxi_cli.errors import UsageError
 from oxi_cli.ops import Blur, Cdl, Resize
+from oxi_cli.ops.resize import SizeSpec
+from oxi_cli.recipe import ResizeStep
 from oxi_cli.stream import execute_planned, plan_for_files
 from tests.io.files import assert_same_planes, box, planes, read_exr, write_exr
 from tests.planner.conftest import plate
 
 GRADE = Cdl(slope=(1.1, 0.9, 1.3), offset=0.01, power=1.2, sat=0.8)
 CHAIN = [GRADE, Blur(1.5), Resize(687, 518, "lanczos3")]
+# --fit into a 700x560 box: the picture's windows (fit), bars (pad), the overflow cut (fill)
+FITS = {mode: ResizeStep(SizeSpec(700, 560), fit=mode).resolve(1031, 777) for mode in ("fit", "pad", "fill")}
 ATTRS = {
     "owner": "sh010_comp_v003",
     "exposure": 1.75,
@@ -46,7 +50,8 @@ def _same_file(got: Path, want: Path) -> None:
     assert_same_planes(got_planes, want_planes)
 
 
-@pytest.mark.parametrize("ops", [[GRADE], CHAIN], ids=["colour", "cdl-blur-resize"])
+@pytest.mark.parametrize("ops", [[GRADE], CHAIN, *FITS.values()],
+                         ids=["colour", "cdl-blur-resize", *(f"fit-{m}" for m in FITS)])
 def test_streamed_and_tiled_files_equal_the_single_pass_file(backend, source: Path, tmp_path: Path, ops):
     _run(ops, source, tmp_path / "single.exr", backend, "single")
     plan, result = _run(ops, source, tmp_path / "streamed.exr", backend, "streaming", memory="8M")
@@ -140,3 +145,12 @@ def test_multi_part_and_png_go_whole_and_forcing_streaming_says_why(cpu_backend,
         assert plan.strategy != "streaming" and not plan.fits and why in plan.reason
         with pytest.raises(UsageError, match=why):
             plan_for_files([Blur(2.0)], src, dst, cpu_backend, strategy="streaming", out_type="uint16")
+
+
+def test_fit_windows_sit_in_the_sources_display_origin(cpu_backend, source: Path, tmp_path: Path):
+    """The box takes the display window's place (its origin kept); the picture's data window lies inside it.
+    (oiiotool fits the display window's picture; oxi fits the pixels, the data window, see README.)"""
+    _run(FITS["fit"], source, tmp_path / "fit.exr", cpu_backend, "single")
+    header, _ = read_exr(tmp_path / "fit.exr")
+    assert [p.tolist() for p in header["displayWindow"]] == [[0, 0], [699, 559]]
+    assert [p.tolist() for p in header["dataWindow"]] == [[0, 16], [699, 543]]  # 1031x777 -> 700x528

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, host_limits
-from oxi_cli.backends.cpu.kernels import blur, color, resize
+from oxi_cli.backends.cpu.kernels import blur, color, place, resize
 from oxi_cli.backends.cpu.kernels import half as halves
 from oxi_cli.errors import ProcessingError
 from oxi_cli.jit import set_threads
-from oxi_cli.ops import Blur, ColorOp, ImageOp, Resize
+from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
 from oxi_cli.ops.program import compile_program
 
 
@@ -110,7 +110,7 @@ class CpuBackend:
             color.color_chain(*planes, program.ops, program.params, program.tables, program.uses_alpha)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
-        """Run one image op: the method of this backend named after it (resize, blur)."""
+        """Run one image op: the method of this backend named after it (resize, blur, place)."""
         self._here()
         getattr(self, op.name)(src, dst, op)
 
@@ -125,3 +125,7 @@ class CpuBackend:
         weights = op.weights().astype(np.float32)
         for i in range(src.shape[2]):
             blur.blur(src.rows(i), dst.rows(i), 1, weights)
+
+    def place(self, src: Planes, dst: Planes, op: Place) -> None:
+        for i in range(src.shape[2]):
+            place.place(src.rows(i), dst.rows(i), op.x, op.y)

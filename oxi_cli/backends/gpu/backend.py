@@ -20,7 +20,7 @@ from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
 from oxi_cli.backends.gpu.shaders import PipelineCache
 from oxi_cli.errors import BackendUnavailable, GpuFailure, ProcessingError
-from oxi_cli.ops import Blur, ColorOp, ImageOp, Resize
+from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
 from oxi_cli.ops.codes import wgsl_constants
 from oxi_cli.ops.program import compile_program
 
@@ -378,7 +378,7 @@ class WgpuBackend:
     # --- protocol: spatial ops ---------------------------------------------------------------------------
 
     def spatial(self, src: GpuImage, dst: GpuImage, op: ImageOp) -> None:
-        """Run one image op: the method of this backend named after it (resize, blur)."""
+        """Run one image op: the method of this backend named after it (resize, blur, place)."""
         getattr(self, op.name)(src, dst, op)
 
     @_gpu_errors
@@ -431,6 +431,36 @@ class WgpuBackend:
             vertical=(radius, 2 * radius + 1, min(2 * radius + 1, h), bounds, bind),
             horizontal=(radius, 2 * radius + 1, bind),
         )
+
+    @_gpu_errors
+    def place(self, src: GpuImage, dst: GpuImage, op: Place) -> None:
+        """Bands of output rows, each with the source rows it copies bound beside it (place.wgsl)."""
+        (sh, sw, c), (dh, dw, dc) = src.shape, dst.shape
+        if dc != c or dst is src:
+            raise ProcessingError(f"place needs a destination apart from its source with {c} channels")
+        vec4 = c == 4
+        px, elem = (1 if vec4 else c), _ELEMENT[vec4]
+        pipeline = self.pipelines.get("place.wgsl", T="vec4<f32>" if vec4 else "f32", PX=px)
+        src_row, dst_row = sw * px, dw * px
+        rows = (self._window - ALIGN) // (max(src_row, dst_row) * elem)
+        if rows < 1:
+            raise ProcessingError(
+                f"one image row ({max(sw, dw)} pixels x {c} channels) exceeds the GPU binding window "
+                f"({self._window >> 20} MiB); use --backend cpu"
+            )
+        encoder = self.device.create_command_encoder()
+        cpass = encoder.begin_compute_pass()
+        for y0 in range(0, dh, rows):
+            n = min(rows, dh - y0)
+            lo, hi = (min(max(v - op.y, 0), sh) for v in (y0, y0 + n))  # source rows this band copies
+            first = min(lo, sh - 1)  # a band inside a bar binds one row it never reads
+            src_w = self._window_of(src.buffer, first * src_row * elem, max(hi - lo, 1) * src_row * elem, elem)
+            dst_w = self._window_of(dst.buffer, y0 * dst_row * elem, n * dst_row * elem, elem)
+            fields = [src_w[3], dst_w[3], sw, hi - lo, dst_row, src_row, op.x, lo + op.y - y0, n * dst_row]
+            bindings = {0: src_w[:3], 1: dst_w[:3], 2: self._uniform(np.array(fields, np.int32))}
+            self._dispatch(cpass, pipeline, bindings, n * dst_row)
+        cpass.end()
+        self.device.queue.submit([encoder.finish()])
 
     # --- dispatch machinery ------------------------------------------------------------------------------
 
