@@ -444,8 +444,8 @@ class Batch:
         if self._device is not None:
             return self._device
         if self.backend.name == "gpu":
-            # A GPU still opening (no file needed it yet) is not waited for just to be named.
-            if not getattr(self.raw_backend, "ready", True):
+            # A chain with nothing to compute used no device, however far the GPU's background open got.
+            if not self.chain.computes_anything() or not getattr(self.raw_backend, "ready", True):
                 return "GPU not used (nothing to compute)"
             adapter = getattr(self.backend, "adapter", None)
             if adapter is not None:
