@@ -126,6 +126,7 @@ class NativeOutput:
             out = "".join(self._stdout.held.pop(threading.get_ident(), []))
             self._users -= 1
             if self._users == 0:
+                _uninstall_held_stdout()
                 self._stdout = None
                 if self._c.works:
                     self._c.restore()
@@ -143,9 +144,10 @@ class NativeOutput:
                 os.write(2, b"".join(foreign))
 
 
-# One proxy for the whole process, installed once and never taken out: print() holds sys.stdout as a borrowed
-# reference, so swapping it back and forth while other threads print freed an object mid-write (a segfault in
-# tests/io/test_exr_header.py, 10 of 12 runs). Between held calls it passes every write straight through.
+# One proxy for the whole process, put in place while held calls run and taken out after, but never freed:
+# print() holds sys.stdout as a borrowed reference, so a proxy freed while another thread printed through it
+# crashed (a segfault in tests/io/test_exr_header.py, 10 of 12 runs). Outside held calls sys.stdout is the
+# caller's own, so nothing else ever saves or wraps the proxy.
 _HELD_STDOUT = _HeldStdout(None)
 
 
@@ -154,6 +156,11 @@ def _install_held_stdout() -> _HeldStdout:
         _HELD_STDOUT.real = sys.stdout
         sys.stdout = _HELD_STDOUT
     return _HELD_STDOUT
+
+
+def _uninstall_held_stdout() -> None:
+    if sys.stdout is _HELD_STDOUT and _HELD_STDOUT.real is not None:
+        sys.stdout = _HELD_STDOUT.real
 
 
 def _is_library_line(line: bytes) -> bool:
