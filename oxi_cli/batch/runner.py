@@ -491,16 +491,16 @@ class Batch:
     # --- output --------------------------------------------------------------------------------------
 
     def emit(self, rec: FileRecord) -> None:
-        """Write a file's --json record, once."""
-        with self.json_lock:
+        """Write a file's --json record, once, whole: a Ctrl-C landing mid-write waits until the line is out
+        (else the record counted as written was lost, and scripts saw one file fewer)."""
+        with self.json_lock, _interrupts_deferred():
             index = self._index_of[id(rec)]
             if index in self.emitted:
                 return
+            if self.opts.json:
+                self.out.write(json.dumps(rec.as_json()) + "\n")
+                self.out.flush()
             self.emitted.add(index)
-            if not self.opts.json:
-                return
-            self.out.write(json.dumps(rec.as_json()) + "\n")
-            self.out.flush()
 
     def _summarise(self) -> None:
         report = self.report
@@ -559,3 +559,21 @@ _default_excepthook = threading.excepthook
 def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
     if not issubclass(args.exc_type, KeyboardInterrupt):
         _default_excepthook(args)
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Any:
+    """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
