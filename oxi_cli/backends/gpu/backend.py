@@ -442,12 +442,7 @@ class WgpuBackend:
         px, elem = (1 if vec4 else c), _ELEMENT[vec4]
         pipeline = self.pipelines.get("place.wgsl", T="vec4<f32>" if vec4 else "f32", PX=px)
         src_row, dst_row = sw * px, dw * px
-        rows = (self._window - ALIGN) // (max(src_row, dst_row) * elem)
-        if rows < 1:
-            raise ProcessingError(
-                f"one image row ({max(sw, dw)} pixels x {c} channels) exceeds the GPU binding window "
-                f"({self._window >> 20} MiB); use --backend cpu"
-            )
+        rows = self._rows_per_window(max(sw, dw), px, elem, c)
         encoder = self.device.create_command_encoder()
         cpass = encoder.begin_compute_pass()
         for y0 in range(0, dh, rows):
@@ -534,12 +529,7 @@ class WgpuBackend:
         h_aux, _, h_bind = horizontal
         pipeline = self.pipelines.get(shader, VERTICAL=False, **spec)
         src_row, dst_row = sw * px, dw * px
-        rows = (self._window - ALIGN) // (max(src_row, dst_row) * elem)
-        if rows < 1:
-            raise ProcessingError(
-                f"one image row ({max(sw, dw)} pixels x {c} channels) exceeds the GPU binding window "
-                f"({self._window >> 20} MiB); use --backend cpu"
-            )
+        rows = self._rows_per_window(max(sw, dw), px, elem, c)
         for y0 in range(0, dh, rows):
             n = min(rows, dh - y0)
             src_w = self._window_of(tmp.buffer, y0 * src_row * elem, n * src_row * elem, elem)
@@ -593,6 +583,16 @@ class WgpuBackend:
         cpass.set_pipeline(pipeline)
         cpass.set_bind_group(0, group)
         cpass.dispatch_workgroups(gx, -(-groups // gx), 1)
+
+    def _rows_per_window(self, width: int, px: int, elem: int, channels: int) -> int:
+        """Image rows of `width` pixels one binding window holds (a dispatch binds at most that)."""
+        rows = (self._window - ALIGN) // (width * px * elem)
+        if rows < 1:
+            raise ProcessingError(
+                f"one image row ({width} pixels x {channels} channels) exceeds the GPU binding window "
+                f"({self._window >> 20} MiB); use --backend cpu"
+            )
+        return rows
 
     def _window_of(self, buffer: Any, first: int, nbytes: int, elem: int) -> tuple[Any, int, int, int]:
         """(buffer, aligned offset, size, element index of `first` inside the window)."""
