@@ -353,12 +353,3 @@ def check_device(opts: BatchOptions, chain: Any) -> None:
         raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
     if not adapters:
         raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
-
-
-def chain_of(ops: list[Any], source: Path | None = None) -> Any:
-    """A chain of fixed ops (the single-op colour commands and blur)."""
-    from oxi_cli.recipe import Chain
-
-    chain = Chain()
-    chain.add_ops(ops, source)
-    return chain

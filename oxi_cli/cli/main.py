@@ -8,7 +8,9 @@ import typer
 from typer.core import TyperCommand
 
 from oxi_cli import __version__
-from oxi_cli.cli import color, colorspace, info, run, spatial, worker
+from oxi_cli.cli import info, run, worker
+from oxi_cli.cli.steps import step_command
+from oxi_cli.recipe import STEPS
 
 MAIN_EPILOG = """\b
 Every processing command takes IN OUT, or many inputs with -o:
@@ -55,18 +57,13 @@ class OxiCommand(TyperCommand):
         return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
-app.command(cls=OxiCommand, epilog=color.CDL_EPILOG)(color.cdl)
-app.command(cls=OxiCommand, epilog=color.LUT_EPILOG)(color.lut3d)
-app.command(cls=OxiCommand, epilog=color.MATRIX_EPILOG)(color.matrix)
-app.command(cls=OxiCommand, epilog=colorspace.COLORSPACE_EPILOG)(colorspace.colorspace)
-app.command(cls=OxiCommand, epilog=colorspace.DISPLAY_EPILOG)(colorspace.display)
-app.command(cls=OxiCommand, epilog=spatial.RESIZE_EPILOG)(spatial.resize)
-app.command(cls=OxiCommand, epilog=spatial.BLUR_EPILOG)(spatial.blur)
+for step in STEPS.values():
+    app.command(step.name, cls=OxiCommand, epilog=step.examples)(step_command(step))
 app.command(
     cls=OxiCommand,
     epilog=run.RUN_EPILOG,
     no_args_is_help=True,
-    options_metavar="IN... [OUT] [--cdl|--lut3d|--matrix|--resize|--blur VALUE]... [--recipe FILE] [OPTIONS]",
+    options_metavar=f"IN... [OUT] [--{'|--'.join(STEPS)} VALUE]... [--recipe FILE] [OPTIONS]",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )(run.run)
 app.command(cls=OxiCommand, epilog=info.INFO_EPILOG)(info.info)
@@ -90,7 +87,7 @@ def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JS
         run_probe(json_output)
 
 
-PROCESSING_COMMANDS = ("cdl", "lut3d", "matrix", "resize", "blur", "run", "colorspace", "display")
+PROCESSING_COMMANDS = (*STEPS, "run")
 
 
 def run_app() -> None:

@@ -9,45 +9,41 @@ import typer
 
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.cli.common import job_command, reporting, run_command
+from oxi_cli.recipe import STEPS
 
 # Click does not keep the order of different options, so `run` leaves the op flags unparsed
 # (ignore_unknown_options) and reads them here, in command-line order, with the inputs between them.
-OP_FLAGS = {"--cdl": "cdl", "--lut3d": "lut3d", "--lut": "lut3d", "--matrix": "matrix", "--resize": "resize",
-            "--blur": "blur", "--colorspace": "colorspace", "--display": "display"}
-# OCIO config for the colour-space and display steps after it (else $OCIO, else OCIO's built-in default).
+OP_FLAGS = {f"--{flag}": step.name for step in STEPS.values() for flag in (step.name, *step.aliases)}
+# OCIO config for the steps after it that take one (else $OCIO, else OCIO's built-in default).
 CONFIG_FLAG = "--config"
 RECIPE_FLAG = "--recipe"
 _FLAG = re.compile(r"(--[a-z0-9-]+)(?::(.*)|=(.*))?", re.DOTALL)
 
-RUN_HELP = """Apply several operations in one pass, in the order given on the command line.
 
-\b
-Operations, each with one value (repeat and mix them freely):
-  --cdl FILE             ASC CDL file (.cc/.ccc/.cdl), or values:
-                         'slope=R,G,B offset=R,G,B power=R,G,B sat=S'
-  --lut3d FILE           3D/1D LUT (.cube, .3dl, .spi3d, .spi1d, .clf, .ctf); or --lut
-  --matrix NUMBERS       9, 12 or 16 numbers, row-major (as `oxi matrix`)
-  --resize SIZE          1920x1080 (a box: fits inside, aspect kept, see fit=);
-                         1920x0 / 0x1080 (the 0 side keeps the aspect); 50% (a
-                         scale). A bare number is refused: write 50% or 1920x0
-  --blur SIGMA           gaussian sigma in pixels; or radius=R
-  --colorspace FROM:TO   OCIO colour-space conversion (names, aliases, roles)
-  --display FROM:DISPLAY:VIEW   OCIO display/view (:look=L, :inverse=1)
-  --config CONFIG        OCIO config (file or ocio://...) for the steps after it
-  --recipe FILE.toml     a recipe's \\[\\[op]] steps, at this point of the chain;
-                         its \\[output] and \\[run] settings apply unless given
-\b
-Parameters go after a colon, as in oiiotool:
-  --cdl:style=asc:id=sh010 shots.ccc     --lut3d:interp=trilinear show.cube
-  --resize:filter=box 1920x1080          --matrix:offset=0.01,0,0 "..."
-  --resize:fit=stretch 1920x1080         --resize:force=1 1600%
-With no operation it copies (converting with --out-type, --compression).
-
---resize:fit= for a box, as oiiotool --fit: fit (default; EXR: display window =
-the box, data window = the picture centred in it; PNG/TIFF/JPEG: the box, bars
-0), pad (the box, bars 0 in every channel), fill (cover the box, the overflow
-cut from both sides), stretch (exactly the box, the aspect changes).
-"""
+def _run_help() -> str:
+    lines = ["Apply several operations in one pass, in the order given on the command line.", "", "\b",
+             "Operations, each with one value (repeat and mix them freely):"]
+    for step in STEPS.values():
+        first, *more = step.run_help.split("\n")
+        usage = f"  --{step.name} {step.value.metavar or step.value.name.upper()}"
+        lines.append(f"{usage:<24} {first}" if len(usage) < 24 else f"{usage}   {first}")
+        lines += [" " * 25 + line for line in more]
+    lines += [
+        "  --config CONFIG        OCIO config (file or ocio://...) for later steps",
+        "  --recipe FILE.toml     a recipe's \\[\\[op]] steps, at this point of the chain;",
+        "                         its \\[output] and \\[run] settings apply unless given",
+        "\b",
+        "Parameters go after a colon, as in oiiotool, with the names of each command's options",
+        "(`oxi cdl --help`...):",
+        "  --cdl:style=asc:id=sh010 shots.ccc     --lut3d:interp=trilinear show.cube",
+        "  --resize:filter=box 1920x1080          --matrix:offset=0.01,0,0 \"...\"",
+        "  --resize:fit=stretch 1920x1080         --resize:force=1 1600%",
+        "With no operation it copies (converting with --out-type, --compression).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+RUN_HELP = _run_help()
 
 RUN_EPILOG = """\b
 Examples:
@@ -89,7 +85,8 @@ def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, A
     its value, even when it starts with '-' (a matrix of negative numbers).
     """
     from oxi_cli.errors import UsageError
-    from oxi_cli.recipe import OpSpec, load_recipe, pairs
+    from oxi_cli.ops.values import pairs
+    from oxi_cli.recipe import OpSpec, load_recipe
 
     paths: list[str] = []
     specs: list[OpSpec] = []
@@ -131,7 +128,8 @@ def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, A
             settings.update(recipe.settings)
         else:
             params = pairs(modifiers, ":") if modifiers else {}
-            if OP_FLAGS[flag] in ("colorspace", "display") and config is not None:
+            step = STEPS[OP_FLAGS[flag]]
+            if config is not None and any(p.name == "config" for p in step.params):
                 params.setdefault("config", config)
             specs.append(OpSpec(OP_FLAGS[flag], value, params, flag))
     return paths, specs, settings

@@ -7,9 +7,10 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from oxi_cli.errors import OpError
+from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import ColorOp, Encoded, freeze_lut, lut_domain
 from oxi_cli.ops.codes import LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR
+from oxi_cli.ops.step import Param, Step, StepArgs
 
 Interp = Literal["tetrahedral", "trilinear"]
 MIN_SIZE, MAX_SIZE = 2, 256
@@ -54,3 +55,33 @@ class Lut3d(ColorOp):
             raise OpError(f"3D LUT of size {size} needs {size**3} rows of 3 numbers, got {rows.shape[0]}")
         table = rows.reshape(size, size, size, 3).transpose(2, 1, 0, 3)
         return cls(table, **kwargs)  # type: ignore[arg-type]
+
+
+def _build(args: StepArgs) -> list[ColorOp]:
+    """Every op the file means, in order (a .cube's 1D shaper first; a CLF's nodes)."""
+    path = args.path("file")
+    if path is None:
+        raise UsageError(f"lut3d needs {args.label('file')} FILE (a LUT or transform file)")
+    return args.files.lut(path, args.choice("interp", ("tetrahedral", "trilinear")))
+
+
+STEP = Step(
+    "lut3d",
+    summary="Apply a 3D (or 1D) LUT file, or a CLF/CTF transform, to R, G, B.",
+    value=Param("file", "LUT or transform file: .cube, .3dl, .spi3d, .spi1d, .clf or .ctf.", option="--lut",
+                metavar="FILE"),
+    params=(Param("interp", "tetrahedral (as OCIO BEST, oiiotool) or trilinear.", default="tetrahedral"),),
+    build=_build,
+    run_help="3D/1D LUT or CLF/CTF transform file (or --lut)",
+    aliases=("lut",),
+    examples="""\b
+Examples:
+  oxi lut3d plate.exr look.exr --lut show.cube
+  oxi lut3d plate.exr look.exr --lut film.3dl --interp trilinear
+  oxi lut3d 'shots/*.exr' -o looks/ --name '{stem}_look{ext}' --lut show.cube
+\b
+Formats: .cube (Resolve and Iridas, DOMAIN_MIN/MAX, 1D shaper), .3dl, .spi3d, .spi1d; .clf and .ctf (read by
+OpenColorIO, run as oxi ops). Index maths and clamping as OpenColorIO: inputs outside the LUT domain clamp to its
+edge; NaN maps to the domain minimum.
+""",
+)

@@ -8,9 +8,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from oxi_cli.errors import OpError
+from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import ColorOp, Encoded, check_finite
 from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA
+from oxi_cli.ops.step import Param, Step, StepArgs
 
 IDENTITY16 = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
@@ -78,3 +79,30 @@ class Matrix(ColorOp):
         # A matrix that leaves alpha alone must not route it through zero coefficients (0 * Inf = NaN).
         code = MATRIX_RGBA if has_alpha and self.touches_alpha() else MATRIX_RGB
         return Encoded(code, [*self.m, *self.offset])
+
+
+def _build(args: StepArgs) -> list[Matrix]:
+    values = args.numbers("values", (9, 12, 16))
+    if values is None:
+        raise UsageError(f"matrix needs {args.label('values')} with 9, 12 or 16 numbers")
+    return [Matrix.from_values(values, args.numbers("offset", (3, 4)))]
+
+
+STEP = Step(
+    "matrix",
+    summary="Multiply R, G, B (and alpha for 4x4) by a colour matrix.",
+    value=Param("values", "9, 12 or 16 numbers, row-major, comma-separated.", option="--matrix", metavar="NUMBERS"),
+    params=(Param("offset", "R,G,B[,A] added after the matrix."),),
+    build=_build,
+    run_help="9, 12 or 16 numbers, row-major (as `oxi matrix`)",
+    examples="""\b
+Examples:
+  oxi matrix in.exr out.exr --matrix "0.6131,0.3395,0.0474,0.0702,0.9164,0.0134,0.0206,0.1096,0.8698"
+  oxi matrix in.exr out.exr --matrix "1.2,0,0,0.01, 0,1.1,0,0, 0,0,0.9,-0.02"      # 3x4: last column adds
+  oxi matrix in.exr out.exr --matrix "$(cat m44.txt)" --offset 0.01,0,0
+  oxi matrix renders/ -o acescg/ --recursive --matrix "$(cat srgb_to_ap1.txt)"
+\b
+out = M · \\[r, g, b, a]ᵀ + offset, row-major, column vectors (OCIO MatrixTransform). 9 numbers: 3x3 on RGB;
+12: 3x4; 16: 4x4 on RGBA (alpha taken as 1 if the image has none). oiiotool --ccmatrix is the transpose.
+""",
+)

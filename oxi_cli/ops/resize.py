@@ -12,6 +12,8 @@ import numpy as np
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import AxisStep, Box, ImageOp
+from oxi_cli.ops.place import Place
+from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs
 
 FilterName = Literal["lanczos3", "catmull-rom", "mitchell", "triangle", "box"]
 # Filter half-widths in source pixels at scale 1.
@@ -308,3 +310,102 @@ def check_growth(src: tuple[int, int], out: tuple[int, int], force: bool, hint: 
             f"resize {src[0]}x{src[1]} -> {out[0]}x{out[1]} is a {factor:.3g}x upscale; beyond "
             f"{MAX_UPSCALE}x or {MAX_SIDE} pixels a side it needs {hint}"
         )
+
+
+# --- the step users write: `oxi resize`, `oxi run --resize`, `[[op]] resize = ...` --------------------------
+
+
+@dataclass(frozen=True)
+class ResizeStep(Deferred):
+    """A resize whose pixel size may depend on the image it meets (one side given, a scale, or a box to fit).
+
+    `fit` places a WxH box's picture; `force` lifts the 8x / 32768-pixel guard; `hint` is how this step's
+    author asks for force (the message says it).
+    """
+
+    size: SizeSpec
+    filter: str = "lanczos3"
+    fit: str = FIT_DEFAULT
+    force: bool = False
+    hint: str = "--force"
+
+    def __post_init__(self) -> None:
+        if self.filter not in FILTER_RADIUS:
+            raise UsageError(f"unknown resize filter {_short(self.filter)}; choose one of {', '.join(FILTER_RADIUS)}")
+        check_fit(self.fit)
+        biggest = max(self.size.width, self.size.height)
+        if biggest > MAX_SIDE and not self.force:
+            raise UsageError(f"resize to {self.size.describe()}: over {MAX_SIDE} pixels a side needs {self.hint}")
+
+    def resolve(self, width: int, height: int, windows: bool = True) -> list[ImageOp]:
+        """The ops for a width x height image. A WxH box with fit, pad or fill is a resize that places its
+        picture in the box (the display window), then for pad and fill a Place filling the box's pixels;
+        `windows` False (the output format has no data/display windows) makes fit pad too, as oiiotool
+        writes a fitted PNG or TIFF: the box, bars black and transparent."""
+        box = self.size.scale is None and self.size.width > 0 and self.size.height > 0
+        if not box or self.fit == "stretch":
+            w, h = (self.size.width, self.size.height) if box else resolved_size(self.size, width, height)
+            check_growth((width, height), (w, h), self.force, self.hint)
+            return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
+        f = fit_frame(width, height, self.size.width, self.size.height, self.fit)
+        check_growth((width, height), (f.width, f.height), self.force, self.hint)
+        resize = Resize(f.width, f.height, self.filter, frame=(f.box_width, f.box_height, f.x, f.y))  # type: ignore[arg-type]
+        if f.fills_box() or (self.fit == "fit" and windows):
+            return [resize]
+        return [resize, Place(f.box_width, f.box_height, f.x, f.y)]
+
+
+def _build(args: StepArgs) -> ResizeStep:
+    given = args.one_of(("size", "width", "height", "scale"))
+    if given in ("width", "height"):
+        side = args.number(given)
+        if side is None or side != int(side) or not 1 <= side <= MAX_DIM:
+            raise UsageError(f"{args.label(given)} must be 1..{MAX_DIM} pixels, got {args.text(given)}")
+        size = SizeSpec(int(side), 0) if given == "width" else SizeSpec(0, int(side))
+    else:
+        size = parse_size(args.raw(given), args.label(given), bare_is_scale=given == "scale")
+    fit = check_fit(str(args.raw("fit")), args.label("fit"))
+    return ResizeStep(size, str(args.raw("filter")), fit, args.switch("force") or args.force, args.force_hint)
+
+
+STEP = Step(
+    "resize",
+    summary="Resize every channel with a separable filter (sizes as oiiotool: 1920x1080, 1920x0, 50%).",
+    value=Param("size", "1920x1080 (a box, see --fit), 1920x0 / 0x1080 (aspect kept) or 50%."),
+    params=(
+        Param("width", "Output width; height keeps the aspect."),
+        Param("height", "Output height; width keeps the aspect."),
+        Param("scale", "Scale for both sides: 50% or 0.5."),
+        Param("fit", "For a WxH box: fit (aspect kept, windows as oiiotool --fit), pad (bars of 0), "
+              "fill (cover, crop the overflow) or stretch (exactly WxH).", default=FIT_DEFAULT),
+        Param("filter", "lanczos3, catmull-rom, mitchell, triangle or box.", default="lanczos3"),
+        Param("force", "Allow more than 8x or 32768 pixels a side.", kind=FLAG),
+    ),
+    build=_build,
+    run_help="1920x1080 (a box, aspect kept), 1920x0 / 0x1080\n"
+             "(the 0 side keeps the aspect) or 50%; a bare\n"
+             "number is refused. :fit=fit|pad|fill|stretch\n"
+             "for a box, as oiiotool --fit (`oxi resize --help`)",
+    examples="""\b
+Examples:
+  oxi resize plate.exr proxy.exr --size 1920x1080            # fits inside 1920x1080, aspect kept
+  oxi resize plate.exr proxy.exr --size 1920x1080 --fit stretch   # exactly 1920x1080 (aspect changes)
+  oxi resize plate.exr review.png --size 1920x1080 --fit pad       # 1920x1080, black bars (fill: no bars)
+  oxi resize plate.exr half.exr --scale 50% --filter catmull-rom  # or --scale 0.5
+  oxi resize plate.exr thumb.png --width 512                 # height keeps the aspect ratio
+  oxi resize plate.exr hd.exr --size 0x1080                  # 0 keeps the aspect, as oiiotool
+  oxi resize 'plate.%04d.exr' -o proxies/ --frames 1001-1100x2 --size 1920x1080 --jobs 4
+\b
+Sizes as oiiotool's --resize: WxH, Wx0 / 0xH (the 0 side keeps the aspect) or N% (a scale); --scale also
+takes a factor (0.5). A bare number elsewhere is refused: is 50 a scale or a width? Write 50% or 50x0.
+--fit for a WxH box, as oiiotool --fit: fit (default): the largest picture with the source's aspect inside the
+box, centred (odd margins: the extra pixel below/right); an EXR gets the box as its display window and the
+picture as its data window, no pixel invented; PNG, TIFF and JPEG keep no windows, so they get the box with
+bars of 0, as oiiotool writes them. pad: the box's pixels, bars 0 in every channel (transparent black;
+oiiotool --fit:pad=1). fill: the smallest picture that covers the box, the overflow cut evenly (oiiotool
+--fit:fillmode=width|height, whichever overflows, with pad=1). stretch: exactly WxH, the aspect changes
+(oxi's --size before --fit). A result over 8x the source or 32768 pixels a side needs --force.
+As oiiotool: output x samples source (x + 0.5) * srcW / dstW - 0.5; shrinking stretches the filter by the
+ratio; weights are normalised and edges clamp. Negative lobes can make negatives near HDR edges (not clamped).
+""",
+)

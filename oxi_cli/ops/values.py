@@ -30,3 +30,50 @@ def check_float32(option: str, values: Sequence[float], shown: str) -> None:
     """Refuse numbers beyond float32's range (3.4e38): they would compute as Inf."""
     if any(abs(v) > FLOAT32_MAX for v in values):
         raise UsageError(f"{option} values must lie within ±3.4e38 (float32), got {shown}")
+
+
+def shown(value: object) -> str:
+    """A short repr for messages: a recipe value may be a huge or deeply nested TOML array."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxstring, r.maxother = 2, 6, 60, 60
+    return r.repr(value)
+
+
+def numbers(label: str, value: object, counts: tuple[int, ...]) -> list[float]:
+    """Numbers from a string ('1,2,3'), one number, or a list (TOML)."""
+    if isinstance(value, str):
+        return parse_numbers(label, value, counts)
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise UsageError(f"{label} takes numbers, got {shown(value)}")
+    if len(values) not in counts:
+        raise UsageError(f"{label} needs {' or '.join(map(str, counts))} numbers, got {len(values)}")
+    if not all(math.isfinite(v) for v in values):
+        raise UsageError(f"{label} values must be finite, got {shown(value)}")
+    check_float32(label, values, shown(value))
+    return [float(v) for v in values]
+
+
+def switch(label: str, value: object) -> bool:
+    """true/false as a flag, a TOML boolean or a `:key=1` modifier writes it."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise UsageError(f"{label} takes true or false, got {shown(value)}")
+
+
+def pairs(text: str, separators: str) -> dict[str, str]:
+    """'slope=1.1,1,0.9 sat=0.9' -> {'slope': '1.1,1,0.9', 'sat': '0.9'}."""
+    out: dict[str, str] = {}
+    for part in (p for p in re.split(separators, text.strip()) if p):
+        key, eq, val = part.partition("=")
+        if not eq or not key:
+            raise UsageError(f"expected key=value, got {shown(part)} in {shown(text)}")
+        out[key.strip().replace("-", "_")] = val.strip()
+    return out

@@ -1,0 +1,154 @@
+"""The OpenColorIO steps users write: colour-space conversions and display/view transforms, as oxi ops."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from typing import Any
+
+from oxi_cli.errors import UsageError
+from oxi_cli.ops.step import FLAG, Param, Step, StepArgs
+
+CONFIG = Param("config", "OCIO config: a file or ocio://... (default: $OCIO, else ocio://default).")
+
+
+def conversion_ops(conversion: Any) -> list[Any]:
+    """OCIO's processor for `conversion` as oxi ops (a warning names what falls back to OCIO's CPU loop)."""
+    from oxi_cli.formats.ocio_config import processor
+    from oxi_cli.formats.ocio_ops import fallback_note, ops_from_processor
+
+    ops = ops_from_processor(processor(conversion))
+    for op in ops:  # values meant for the output encoding: no clipping warning for integer files
+        object.__setattr__(op, "encodes_output", True)
+    note = fallback_note(ops, conversion.describe())
+    if note:
+        print(f"oxi: warning: {note}", file=sys.stderr)
+    return ops
+
+
+def split_names(value: Any, count: int, config: str | None, label: str) -> list[str]:
+    """'ACEScg:ACEScct' (or 'FROM:DISPLAY:VIEW') split at the colons that leave names the config knows:
+    names and aliases may hold colons themselves ('ocio:acescct_ap1_scene')."""
+    from oxi_cli.formats.ocio_config import open_config, resolve_display, resolve_space, resolve_view
+
+    text = str(value)
+    cuts = [i for i, ch in enumerate(text) if ch == ":"]
+    if len(cuts) < count - 1:
+        shape = "FROM:TO" if count == 2 else "FROM:DISPLAY:VIEW"
+        raise UsageError(f"{label} takes {shape}, got {text!r}")
+    cfg = open_config(config)
+    first: list[str] | None = None
+    for chosen in itertools.combinations(cuts, count - 1):
+        bounds = [-1, *chosen, len(text)]
+        parts = [text[a + 1 : b].strip() for a, b in itertools.pairwise(bounds)]
+        first = first or parts
+        try:
+            resolve_space(cfg, parts[0])
+            if count == 2:
+                resolve_space(cfg, parts[1])
+            else:
+                resolve_view(cfg, resolve_display(cfg, parts[1]), parts[2])
+        except UsageError:
+            continue
+        return parts
+    return first or [text]  # no split resolves: the build names the unknown name
+
+
+def _colorspace(args: StepArgs) -> list[Any]:
+    from oxi_cli.formats.ocio_config import Conversion
+
+    config = args.text("config")
+    if "from" in args or "to" in args or "spaces" not in args:
+        if "from" not in args or "to" not in args:
+            raise UsageError(f"give {args.label('from')} and {args.label('to')} (colour space names, aliases or "
+                             f"roles){', or --list' if args.command else ''}")
+        source, target = str(args.text("from")), str(args.text("to"))
+    else:
+        source, target = split_names(args.raw("spaces"), 2, config, args.label("spaces"))
+    return conversion_ops(Conversion(source, target, config=config))
+
+
+def _display(args: StepArgs) -> list[Any]:
+    """`FROM:DISPLAY:VIEW`, or the display alone with `from` and `view` (as the command and TOML write it)."""
+    from oxi_cli.formats.ocio_config import Conversion
+
+    config = args.text("config")
+    if "from" in args or "view" in args or args.command:
+        if not ("from" in args and "view" in args and "display" in args):
+            labels = ", ".join(args.label(n) for n in ("from", "display", "view"))
+            raise UsageError(f"display needs {labels} (`oxi colorspace --list` shows them)")
+        source, display, view = str(args.text("from")), str(args.text("display")), str(args.text("view"))
+    else:
+        source, display, view = split_names(args.raw("display"), 3, config, args.label("display"))
+    conversion = Conversion(source, display=display, view=view, looks=args.text("look"),
+                            inverse=args.switch("inverse"), config=config)
+    return conversion_ops(conversion)
+
+
+def _listing(args: StepArgs) -> tuple[dict[str, Any], str]:
+    from oxi_cli.formats.ocio_config import listing, open_config
+
+    info = listing(open_config(args.text("config")))
+    lines = [f"config: {info['config']}", "colour spaces:"]
+    for cs in info["colorspaces"]:
+        aliases = f"  (aliases: {', '.join(cs['aliases'])})" if cs["aliases"] else ""
+        lines.append(f"  {cs['name']}  [{cs['reference']}]{aliases}")
+    lines.append("roles:")
+    lines += [f"  {role} = {space}" for role, space in info["roles"].items()]
+    lines.append("displays and views:")
+    for disp, views in info["displays"].items():
+        lines += [f"  {disp}", *(f"    {v}" for v in views)]
+    lines.append("looks:" + ("" if info["looks"] else " none"))
+    lines += [f"  {lk}" for lk in info["looks"]]
+    return info, "\n".join(lines)
+
+
+COLORSPACE = Step(
+    "colorspace",
+    summary="Convert between two colour spaces of an OpenColorIO config.",
+    value=Param("spaces", "FROM:TO colour spaces.", option="", metavar="FROM:TO"),
+    params=(
+        Param("from", "Input colour space.", option="--from"),
+        Param("to", "Output colour space.", option="--to"),
+        CONFIG,
+    ),
+    build=_colorspace,
+    run_help="OCIO colour-space conversion (names, aliases, roles)",
+    listing=_listing,
+    listing_help="List the config's colour spaces, roles, displays, views and looks.",
+    examples="""\b
+Examples:
+  oxi colorspace plate.exr plate_cct.exr --from ACEScg --to ACEScct
+  oxi colorspace plate.exr thumb.png --from ACEScg --to "sRGB - Texture" --config ocio://studio-config-latest
+  oxi colorspace --list --config ocio://studio-config-latest
+  oxi colorspace --list --json | jq '.colorspaces[].name'
+\b
+Names, aliases and roles resolve as OpenColorIO resolves them. OCIO builds and optimises the processor; oxi
+runs its ops on its own backends (fused with the other colour ops) and hands the few it has no kernel for
+to OCIO's CPU processor, with a warning.
+""",
+)
+
+DISPLAY = Step(
+    "display",
+    summary="Render an OpenColorIO display/view transform (or its inverse).",
+    value=Param("display", "OCIO display.", metavar="FROM:DISPLAY:VIEW"),
+    params=(
+        Param("from", "Scene colour space of the input."),
+        Param("view", "View of that display."),
+        Param("look", "Look(s) to apply, as OCIO: 'a, -b'."),
+        Param("inverse", "From the display encoding back to --from.", kind=FLAG),
+        CONFIG,
+    ),
+    build=_display,
+    run_help="OCIO display/view (:look=L, :inverse=1)",
+    examples="""\b
+Examples:
+  oxi display plate.exr review.png --from ACEScg --display "sRGB - Display" --view "ACES 2.0 - SDR 100 nits (Rec.709)"
+  oxi display plate.exr review.exr --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped" \\
+      --look "ACES 1.3 Reference Gamut Compression"
+  oxi display graphic.png linear.exr --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped" --inverse
+\b
+--inverse goes from the display's encoding back to --from. `oxi colorspace --list` shows displays and views.
+""",
+)
