@@ -10,8 +10,7 @@ import pytest
 
 from oxi_cli.errors import UsageError
 from oxi_cli.ops import Blur, Cdl, Resize
-from oxi_cli.ops.resize import SizeSpec
-from oxi_cli.ops.resize import ResizeStep
+from oxi_cli.ops.resize import ResizeStep, SizeSpec
 from oxi_cli.stream import execute_planned, plan_for_files
 from tests.io.files import assert_same_planes, box, planes, read_exr, write_exr
 from tests.planner.conftest import plate
