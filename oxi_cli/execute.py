@@ -73,21 +73,14 @@ class FileSink:
         input_path: str | Path | None = None,
         in_place: bool = False,
     ) -> None:
-        from oxi_cli.errors import InputError, UsageError
-        from oxi_cli.io import format_for
-        from oxi_cli.io.atomic import refuse_input_overwrite
+        from oxi_cli.io.common import output_format
 
         self.path = Path(path)
-        try:
-            self.format = format_for(self.path)
-        except InputError as e:  # for an output, a wrong extension is a usage mistake
-            raise UsageError(str(e)) from None
         self.compression = compression
         self.input_path = Path(input_path) if input_path is not None else None
         self.in_place = in_place
-        # Refuse before any work is done, not after minutes of processing.
-        if self.input_path is not None:
-            refuse_input_overwrite(self.path, self.input_path, in_place)
+        # Refused before any work is done, not after minutes of processing.
+        self.format = output_format(self.path, self.input_path, in_place)
 
     def write(self, image: Image) -> None:
         from oxi_cli.io import write_image

@@ -24,7 +24,7 @@ from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, memory_budget
-from oxi_cli.errors import BackendUnavailable, GpuFailure, InputError, OxiError, UsageError
+from oxi_cli.errors import BackendUnavailable, GpuFailure, OxiError, UsageError
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
 Progress = Callable[[int, int], None]
@@ -100,8 +100,7 @@ def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: type[Ba
 
 def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:
     """One job per input with its output path; refuses clashes and overwriting inputs before any work."""
-    from oxi_cli.io import format_for
-    from oxi_cli.io.atomic import refuse_input_overwrite
+    from oxi_cli.io.common import output_format
 
     jobs: list[Job] = []
     claimed: dict[str, Path] = {}
@@ -114,12 +113,7 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
                 "use --name with {parent} or {stem}, or a sequence pattern"
             )
         claimed[key] = item.path
-        try:
-            format_for(out)
-        except InputError as e:
-            raise UsageError(str(e)) from None
-        if not item.missing:
-            refuse_input_overwrite(out, item.path, opts.in_place)
+        output_format(out, None if item.missing else item.path, opts.in_place)
         record = FileRecord(item.path, out, frame=item.frame, required=item.required)
         jobs.append(Job(index, item, out, record))
     return jobs

@@ -6,10 +6,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from oxi_cli.errors import InputError, OxiError, ProcessingError, UsageError, is_machine_failure
+from oxi_cli.errors import InputError, OxiError, ProcessingError, is_machine_failure
 from oxi_cli.image import Image
-from oxi_cli.io.atomic import atomic_output, refuse_input_overwrite
-from oxi_cli.io.common import ImageSpec, format_for, one_line
+from oxi_cli.io.atomic import atomic_output
+from oxi_cli.io.common import ImageSpec, format_for, one_line, output_format
 
 __all__ = ["ImageSpec", "format_for", "read_image", "read_spec", "set_io_threads", "write_image"]
 
@@ -71,12 +71,7 @@ def write_image(
     Each plane is written as `image.meta.pixel_types[name]`, converted if it arrives as another type.
     """
     path = Path(path)
-    try:
-        fmt = format_for(path)
-    except InputError as e:  # for an output, a wrong extension is a usage mistake
-        raise UsageError(str(e)) from None
-    if input_path is not None:
-        refuse_input_overwrite(path, Path(input_path), in_place)
+    fmt = output_format(path, None if input_path is None else Path(input_path), in_place)
     writer = _handler(fmt, 2)
     try:
         with atomic_output(path) as tmp:

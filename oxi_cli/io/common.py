@@ -50,6 +50,20 @@ def format_for(path: str | Path) -> str:
         raise InputError(f"{path}: {what} is not an image format oxi knows; use {KNOWN_EXTENSIONS}") from None
 
 
+def output_format(path: Path, input_path: Path | None = None, in_place: bool = False) -> str:
+    """The format an output's extension selects, checked before any work: a wrong extension is a usage
+    mistake for an output, and writing onto the input is refused unless `in_place`."""
+    from oxi_cli.io.atomic import refuse_input_overwrite
+
+    try:
+        fmt = format_for(path)
+    except InputError as e:
+        raise UsageError(str(e)) from None
+    if input_path is not None:
+        refuse_input_overwrite(Path(path), Path(input_path), in_place)
+    return fmt
+
+
 def holds_windows(path: str | Path) -> bool:
     """Whether the output format keeps a data window apart from the display window (EXR does; PNG, TIFF and
     JPEG store the pixels alone). A wrong extension answers True: the writer refuses it later, in one line."""
