@@ -171,8 +171,8 @@ def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tupl
 
 
 def _compiled() -> bool:
-    """Whether one of oxi's Numba kernels compiled in this process instead of loading from Numba's cache (the
-    dispatchers' own counts: cache files' times can come from another clock on a network home folder)."""
+    """Whether one of oxi's Numba kernels compiled in this process instead of loading from Numba's cache, by the
+    dispatchers' own counts (comparing cache files' times with the clock missed a 7 s compile on the H100 box)."""
     if "numba" not in sys.modules:  # a GPU process
         return False
     from numba.core.dispatcher import Dispatcher
