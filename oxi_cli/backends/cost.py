@@ -2,32 +2,57 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
+from oxi_cli.backends import rates_file
 from oxi_cli.ops import ColorOp, ImageOp
+
+DEFAULTS_FROM = "the 16-core H100 box, 2026-11-23"
 
 
 @dataclass(frozen=True)
 class Rates:
-    """How fast each backend works on this kind of host. Defaults measured on the 16-core H100 box
-    (bench/bench_many_core.py, 2026-11-23): one pass, 4K and 8K RGBA half, every op.
+    """How fast each backend works on this host: measured by `oxi probe --calibrate` (backends/calibrate.py)
+    and cached, else defaults measured on the 16-core H100 box (bench/bench_many_core.py, 2026-11-23: one
+    pass, 4K and 8K RGBA half, every op).
 
-    `gpu_extra_start_s`: what a GPU job costs beyond the same CPU job before any pixel is computed (opening
-    the device and building pipelines, against importing Numba and loading its cached kernels): 0.6-1.7 s
-    there, 1.0 typical, for ops whose compute is a few milliseconds on either side. `gpu_transfer_bps`: bytes
-    per second up and down (half pixels through mapped staging buffers). `cpu_flops_per_core`: float
-    operations per second one core sustains in oxi's kernels (8K blur σ5.25 and σ20, 16 threads).
+    `gpu_extra_start_s`: what a GPU job costs beyond the same CPU job before any pixel is computed (importing
+    wgpu, listing adapters, opening the device and building pipelines, against importing Numba and loading its
+    cached kernels): 0.6-1.7 s there, 1.0 typical. `gpu_upload_bps`/`gpu_download_bps`: bytes per second
+    each way (half pixels through mapped staging buffers). `cpu_flops_per_core`: float operations per second
+    one core sustains in oxi's filters (8K blur σ5.25 and σ20, 16 threads); `cpu_color_flops_per_core`: in
+    its colour ops, whose pows and table reads cost 3-6x a filter's multiply-add per counted operation (8K
+    CDL: 0.10 s of compute on 16 cores). `gpu_flops`, `gpu_color_flops`: the device's, likewise.
+
+    `measured_at` is empty for defaults; `gpu_name` names the adapter whose rates these are (empty: defaults);
+    `note` says why the cache was not used.
     """
 
     cpu_flops_per_core: float = 6e9
+    cpu_color_flops_per_core: float = 1.75e9
     gpu_flops: float = 5e12
+    gpu_color_flops: float = 5e12
     gpu_extra_start_s: float = 1.0
-    gpu_transfer_bps: float = 10e9
+    gpu_upload_bps: float = 10e9
+    gpu_download_bps: float = 10e9
+    measured_at: str = ""
+    gpu_name: str = ""
+    note: str = ""
 
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "source": "measured" if self.measured_at else "defaults"}
+
+    def describe(self) -> str:
+        """One line for --plan and probe: where the rates come from."""
+        if not self.measured_at:
+            return f"defaults from {DEFAULTS_FROM} ({self.note or 'not this host'}: run `oxi probe --calibrate`)"
+        gpu = f"GPU {self.gpu_name}" if self.gpu_name else "GPU: defaults, that GPU was not measured"
+        return f"measured on this host {self.measured_at} (CPU; {gpu})"
 
 
 @dataclass(frozen=True)
@@ -35,26 +60,56 @@ class Estimate:
     """Seconds each backend would add for one job, beyond what both share (decode, encode, start-up)."""
 
     cpu_s: float
-    gpu_s: float
+    gpu_start_s: float
+    gpu_transfer_s: float
+    gpu_kernel_s: float
+    rates: Rates
+
+    @property
+    def gpu_s(self) -> float:
+        return self.gpu_start_s + self.gpu_transfer_s + self.gpu_kernel_s
 
     @property
     def faster(self) -> str:
         return "gpu" if self.gpu_s < self.cpu_s else "cpu"
 
-    def reason(self) -> str:
-        return f"estimated compute: CPU {self.cpu_s:.2f} s, GPU {self.gpu_s:.2f} s (with its start and transfers)"
+    def lines(self) -> list[str]:
+        """What --plan prints: both estimates, then the rates they come from."""
+        gpu = self.rates.gpu_name or "a GPU"
+        return [f"estimate: CPU {self.cpu_s:.2f} s, {gpu} {self.gpu_s:.2f} s (start {self.gpu_start_s:.2f} + "
+                f"transfers {self.gpu_transfer_s:.2f} + kernels {self.gpu_kernel_s:.2f})",
+                f"rates: {self.rates.describe()}"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cpu_s": self.cpu_s, "gpu_s": self.gpu_s, "gpu_start_s": self.gpu_start_s,
+                "gpu_transfer_s": self.gpu_transfer_s, "gpu_kernel_s": self.gpu_kernel_s, "faster": self.faster,
+                "rates": self.rates.to_dict()}
 
 
-def chain_work(ops: Sequence[ColorOp | ImageOp], width: int, height: int, channels: int) -> float:
+@dataclass(frozen=True)
+class Work:
+    """Float operations of a chain: its colour ops' and its filters' (each kind runs at its own rate)."""
+
+    color: float
+    image: float
+
+    @property
+    def total(self) -> float:
+        return self.color + self.image
+
+
+def chain_work(ops: Sequence[ColorOp | ImageOp], width: int, height: int, channels: int) -> Work:
     """Float operations of the whole chain, each op at the size it sees."""
-    total = 0.0
+    color = image = 0.0
     for op in ops:
         if op.is_identity():
             continue
-        total += op.work(width, height, channels)
         if isinstance(op, ImageOp):
+            image += op.work(width, height, channels)
             width, height = op.out_size(width, height)
-    return total
+        else:
+            color += op.work(width, height, channels)
+    return Work(color, image)
 
 
 def estimate(
@@ -66,15 +121,65 @@ def estimate(
     cores: int | None = None,
     rates: Rates | None = None,
 ) -> Estimate:
-    """CPU vs GPU seconds for one image; `bytes_per_sample` as the pixels travel (2 for half)."""
-    rates = rates or Rates()
+    """CPU vs GPU seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
+    default to this host's (load_rates)."""
+    rates = rates or load_rates()
     cores = cores or os.cpu_count() or 1
     work = chain_work(ops, width, height, channels)
     out_w, out_h = width, height
     for op in ops:
         if isinstance(op, ImageOp):
             out_w, out_h = op.out_size(out_w, out_h)
-    moved = (width * height + out_w * out_h) * channels * bytes_per_sample
-    cpu = work / (rates.cpu_flops_per_core * cores)
-    gpu = rates.gpu_extra_start_s + moved / rates.gpu_transfer_bps + work / rates.gpu_flops
-    return Estimate(cpu, gpu)
+    up = width * height * channels * bytes_per_sample
+    down = out_w * out_h * channels * bytes_per_sample
+    return Estimate(
+        cpu_s=(work.color / rates.cpu_color_flops_per_core + work.image / rates.cpu_flops_per_core) / cores,
+        gpu_start_s=rates.gpu_extra_start_s,
+        gpu_transfer_s=up / rates.gpu_upload_bps + down / rates.gpu_download_bps,
+        gpu_kernel_s=work.color / rates.gpu_color_flops + work.image / rates.gpu_flops,
+        rates=rates,
+    )
+
+
+def load_rates(device: int | None = None, any_kind: bool = False) -> Rates:
+    """This host's rates from the cache, else the defaults (never raises). The GPU's are those of adapter
+    `device`, else of the adapter `auto` would open (a hardware GPU), or with `any_kind` of the one
+    `--backend gpu` would (software adapters included)."""
+    entry, note = cached_entry()
+    if entry is None:
+        return Rates(note=note)
+    try:
+        cpu = entry["cpu"]
+        rates = Rates(cpu_flops_per_core=_rate(cpu, "flops_per_core"),
+                      cpu_color_flops_per_core=_rate(cpu, "color_flops_per_core"),
+                      measured_at=str(entry["measured_at"]))
+        index = device if device is not None else entry["gpu_adapter" if any_kind else "auto_adapter"]
+        adapter = next((a for a in entry["adapters"] if a["index"] == index), None)
+        if adapter is None:
+            return rates
+        return replace(
+            rates,
+            gpu_flops=_rate(adapter, "flops"),
+            gpu_color_flops=_rate(adapter, "color_flops"),
+            gpu_extra_start_s=_rate(adapter, "extra_start_s", zero=True),
+            gpu_upload_bps=_rate(adapter, "upload_bps"),
+            gpu_download_bps=_rate(adapter, "download_bps"),
+            gpu_name=str(adapter["name"]),
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        return Rates(note=f"the rates cache {rates_file.cache_path()} is damaged ({type(e).__name__}: {e})")
+
+
+@functools.lru_cache(maxsize=1)
+def cached_entry() -> tuple[dict[str, Any] | None, str]:
+    """One small JSON read per process (`cache_clear()` after writing the cache)."""
+    return rates_file.read_entry()
+
+
+def _rate(record: dict[str, Any], key: str, zero: bool = False) -> float:
+    value = record[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{key} is not a number")
+    if not (math.isfinite(value) and (value >= 0 if zero else value > 0)):
+        raise ValueError(f"{key} = {value}")
+    return float(value)

@@ -55,39 +55,52 @@ def get_backend(
     job: Job | None = None,
 ) -> Backend:
     """`auto` (or None): OXI_BACKEND if set, else whichever of the CPU and the best hardware GPU (discrete
-    before integrated) would finish `job` sooner by the cost model (backends/cost.py; the GPU when no job is
-    given); software adapters (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind,
-    software included, or adapter `device`. `cpu`: the Numba backend with `threads`.
+    before integrated) would finish `job` sooner by the cost model (backends/cost.py, with this host's measured
+    rates where `oxi probe --calibrate` cached them; the GPU when no job is given); software adapters
+    (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind, software included, or adapter
+    `device`. `cpu`: the Numba backend with `threads`.
 
     The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an H200,
     importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, with
     `gpu`, a missing adapter or a device that fails to open raises BackendUnavailable; with `auto` it is
     reported on stderr and the CPU backend is used. `needed=False` (nothing to compute, e.g. a copy): the CPU
-    backend then opens only if something uses it.
+    backend then opens only if something uses it. Its `reason` says why this backend; with a `job`, its
+    `estimate` holds both backends' estimated seconds (forced kinds included: --plan shows them).
     """
     kind = resolve_kind(kind)
+    if kind == "cpu" and device is not None:
+        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    auto_weighs_gpu = kind == "auto" and device is None and needed and _hardware_gpu_possible()
+    # The GPU estimated is the one that would run: auto's hardware GPU, else what --backend gpu would open.
+    estimate = job.estimate(threads, device, any_kind=not auto_weighs_gpu) if job is not None and needed else None
+    backend, why = _choose(kind, device, threads, needed, estimate if auto_weighs_gpu else None)
+    backend.reason, backend.estimate = why, estimate
+    return backend  # type: ignore[return-value]
+
+
+def _choose(
+    kind: str, device: int | None, threads: int | None, needed: bool, weighed: Any
+) -> tuple[DeferredBackend, str]:
+    """The backend for a resolved kind and why; `weighed`: the estimate auto decides by, when it may pick a GPU."""
     if kind == "cpu":
-        if device is not None:
-            raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
-        return _deferred_cpu(threads, needed)  # type: ignore[return-value]
+        return _deferred_cpu(threads, needed), "the CPU, as --backend cpu (or OXI_BACKEND) asks"
+    forced = "a GPU, as --backend gpu (or OXI_BACKEND) asks" if kind == "gpu" else f"auto: --device {device} asked"
     early = _EARLY.pop((kind, device), None)
     if early is not None:
         if early._fallback is not None:
             early._fallback = lambda: _cpu(threads)
-        return early  # type: ignore[return-value]
-    if kind == "auto" and device is None and (not needed or not _hardware_gpu_possible()):
-        # Nothing to compute (a copy): opening a GPU in the background only competes with the decoding.
-        return _deferred_cpu(threads, needed)  # type: ignore[return-value]
-    if kind == "auto" and device is None and job is not None:
-        estimate = job.estimate(threads)
-        if estimate.faster == "cpu":
-            backend = _deferred_cpu(threads, needed)
-            backend.reason = f"auto: the CPU, {estimate.reason()}"
-            return backend  # type: ignore[return-value]
-        backend = _deferred(kind, device, threads)
-        backend.reason = f"auto: a GPU if one opens, {estimate.reason()}"
-        return backend  # type: ignore[return-value]
-    return _deferred(kind, device, threads)  # type: ignore[return-value]
+        return early, forced
+    if kind == "gpu" or device is not None:
+        return _deferred(kind, device, threads), forced
+    if not needed:  # nothing to compute (a copy): opening a GPU in the background only competes with decoding
+        return _deferred_cpu(threads, needed), "auto: nothing to compute"
+    if not _hardware_gpu_possible():
+        return _deferred_cpu(threads, needed), "auto: the CPU, no GPU device on this machine"
+    if weighed is None:
+        return _deferred(kind, device, threads), "auto: the best GPU, if one opens (no job to weigh)"
+    if weighed.faster == "cpu":
+        return _deferred_cpu(threads, needed), "auto: the CPU, estimated faster"
+    return _deferred(kind, device, threads), "auto: a GPU if one opens, estimated faster"
 
 
 @dataclass(frozen=True)
@@ -100,10 +113,13 @@ class Job:
     channels: int
     bytes_per_sample: int
 
-    def estimate(self, threads: int | None) -> Any:
-        from oxi_cli.backends.cost import estimate
+    def estimate(self, threads: int | None, device: int | None = None, any_kind: bool = False) -> Any:
+        """Both backends' seconds with this host's rates (cost.load_rates: adapter `device`, else auto's GPU,
+        or with `any_kind` the one --backend gpu would open)."""
+        from oxi_cli.backends.cost import estimate, load_rates
 
-        return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads)
+        return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
+                        rates=load_rates(device, any_kind))
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:
@@ -151,7 +167,8 @@ class DeferredBackend:
         start: bool = True,
     ) -> None:
         self._name = name
-        self.reason = ""  # why this backend, when `auto` weighed the job
+        self.reason = ""  # why this backend (get_backend)
+        self.estimate: Any = None  # both backends' estimated seconds (cost.Estimate), when a job was weighed
         self._fallback = fallback
         self._backend: Backend | None = None
         self._opened: Backend | None = None

@@ -214,12 +214,16 @@ class Batch:
                 self.reporter.message(f"oxi: error: {job.item.path}: {job.record.error}")
                 continue
             plan = job.plan
+            estimate = vars(self.raw_backend).get("estimate")  # both backends' seconds, when a job was weighed
             if self.opts.json:
                 doc = {"input": str(job.item.path), "output": str(job.output), "backend": self.backend.name,
                        "backend_reason": self._backend_reason(), **plan.to_dict()}
+                if estimate is not None:
+                    doc["estimate"] = estimate.to_dict()
                 print(json.dumps(doc), file=self.out, flush=True)
                 continue
-            why = [f"why: {plan.reason}", *([f"backend: {r}"] if (r := self._backend_reason()) else [])]
+            why = [f"why: {plan.reason}", *([f"backend: {r}"] if (r := self._backend_reason()) else []),
+                   *(estimate.lines() if estimate is not None else [])]
             body = "\n".join([plan.summary(), *why, *(f"note: {n}" for n in plan.notes)])
             title = f"{job.item.path.name} -> {job.output.name}: {plan.strategy} on {self.backend.name}"
             console.print(Panel(body, title=title, title_align="left", expand=False))

@@ -74,17 +74,23 @@ PROBE_EPILOG = """\b
 Examples:
   oxi probe
   oxi probe --json | jq '.auto'
+  oxi probe --calibrate
 """
 
 
 @app.command(cls=OxiCommand, epilog=PROBE_EPILOG)
-def probe(json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False) -> None:
-    """List the compute devices oxi can use and which one `--backend auto` picks."""
+def probe(
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    calibrate: Annotated[bool, typer.Option(
+        "--calibrate", help="Measure this host's CPU and GPU rates first (a few seconds) and cache them for auto."
+    )] = False,
+) -> None:
+    """List the compute devices oxi can use, the rates `--backend auto` weighs them by, and which it picks."""
     from oxi_cli.cli.common import reporting
     from oxi_cli.cli.probe import probe as run_probe
 
     with reporting(False):
-        run_probe(json_output)
+        run_probe(json_output, calibrate)
 
 
 PROCESSING_COMMANDS = (*STEPS, "run")

@@ -1,4 +1,5 @@
-"""`oxi probe`: every wgpu adapter and the CPU backend, which one `auto` picks and why; never crashes."""
+"""`oxi probe`: every wgpu adapter and the CPU backend, the rates `auto` weighs them by, which one it picks and why
+(never crashes); `--calibrate` measures the rates first and caches them."""
 
 from __future__ import annotations
 
@@ -35,17 +36,23 @@ def collect() -> dict[str, Any]:
     for a in adapters:
         d = a.as_dict()
         d["auto"] = choice.kind == "gpu" and choice.adapter == a.index
+        d["rates"] = _gpu_rates(a, problems)
         devices.append(d)
-    devices.append({**_cpu_info(problems), "kind": "cpu", "auto": choice.kind == "cpu"})
+    devices.append({**_cpu_info(problems), "kind": "cpu", "auto": choice.kind == "cpu", "rates": _cpu_rates()})
     auto = {"backend": choice.kind, "device": choice.adapter, "reason": choice.reason}
     if env in ("cpu", "gpu"):
         auto["overridden_by"] = f"OXI_BACKEND={env}"
-    return {"devices": devices, "auto": auto, "problems": problems}
+    return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "problems": problems}
 
 
-def probe(json_output: bool) -> None:
-    """Print the probe as rich tables, or as one JSON document with `json_output`."""
+def probe(json_output: bool, calibrate: bool = False) -> None:
+    """Print the probe as rich tables, or as one JSON document with `json_output`; with `calibrate`, measure
+    this host's rates and cache them first."""
+    calibration = run_calibration(json_output) if calibrate else None
     doc = collect()
+    if calibration is not None:
+        doc["calibration"] = calibration
+        doc["problems"] = calibration["problems"] + doc["problems"]
     if json_output:
         print(json.dumps(doc, indent=2))
         return
@@ -68,6 +75,10 @@ def probe(json_output: bool) -> None:
     auto = doc["auto"]
     picked = f"gpu (--device {auto['device']})" if auto["backend"] == "gpu" else "cpu"
     console.print(f"auto picks: [bold]{picked}[/]: {auto['reason']}", highlight=False)
+    console.print(f"rates: {doc['rates']['in_use']}", highlight=False)
+    if calibration is not None:
+        console.print(f"calibrated in {calibration['seconds']:.1f} s, cached in {calibration['cache']}",
+                      highlight=False)
     if "overridden_by" in auto:
         console.print(f"{auto['overridden_by']} is set: processing commands use that instead", highlight=False)
 
@@ -78,6 +89,16 @@ def _gpu(key: str, fmt: Any = str) -> Any:
 
 def _cpu(key: str) -> Any:
     return lambda d: str(d.get(key, "?")) if d["kind"] == "cpu" else ""
+
+
+def _gpu_rate(key: str, fmt: Any) -> Any:
+    return lambda d: "" if d["kind"] == "cpu" else fmt(d["rates"][key])
+
+
+def _flops(d: dict[str, Any], key: str) -> str:
+    if d["kind"] == "cpu":
+        return f"{d['rates'][key + '_per_core'] / 1e9:.2f} per core"
+    return f"{d['rates'][key] / 1e9:.2f}"
 
 
 _ROWS = [
@@ -91,11 +112,82 @@ _ROWS = [
     ("3D texture limit", _gpu("max_texture_3d")),
     ("shader-f16", _gpu("shader_f16", lambda b: "yes" if b else "no")),
     ("memory", lambda d: "" if d["kind"] == "cpu" else _size(d["memory"])),
+    ("rates", lambda d: d["rates"]["source"]),
+    ("GFLOP/s filters", lambda d: _flops(d, "flops")),
+    ("GFLOP/s colour", lambda d: _flops(d, "color_flops")),
+    ("start beyond CPU", _gpu_rate("extra_start_s", lambda v: f"{v:.2f} s")),
+    ("upload / download", lambda d: "" if d["kind"] == "cpu" else
+     f"{d['rates']['upload_bps'] / 1e9:.2f} / {d['rates']['download_bps'] / 1e9:.2f} GB/s"),
     ("cores", _cpu("cores")),
     ("Numba threads", _cpu("numba_threads")),
     ("threading layer", _cpu("threading_layer")),
     ("SIMD", _cpu("simd")),
 ]
+
+
+def run_calibration(quiet: bool) -> dict[str, Any]:
+    """Measure the rates (backends/calibrate.py), write the cache atomically, and say what happened; each
+    device measured is named on stderr as it starts unless `quiet` (--json)."""
+    import sys
+
+    from oxi_cli.backends import calibrate, cost, rates_file
+    from oxi_cli.errors import ProcessingError
+    from oxi_cli.io.atomic import atomic_output
+
+    def progress(line: str) -> None:
+        if not quiet:
+            print(f"oxi: calibrating {line}", file=sys.stderr, flush=True)
+
+    path = rates_file.cache_path()
+    try:  # before measuring: seconds spent only to find the cache unwritable would be wasted
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not os.access(path.parent, os.W_OK):
+            raise PermissionError(13, "not writable")
+    except OSError as e:
+        raise ProcessingError(f"cannot write the rates cache in {path.parent} ({e.strerror}); set XDG_CACHE_HOME "
+                              "to a writable folder") from None
+    result = calibrate.calibrate(progress)
+    if not result.usable:
+        raise ProcessingError("; ".join(result.problems) or "calibration measured nothing")
+    text = rates_file.merged(result.entry, path)
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    cost.cached_entry.cache_clear()
+    return {"cache": str(path), "seconds": result.entry["seconds"], "problems": result.problems}
+
+
+def _rates_in_use() -> dict[str, Any]:
+    """The rates `auto` weighs jobs by now (its hardware GPU's where one was measured), and where they live."""
+    from oxi_cli.backends import rates_file
+    from oxi_cli.backends.cost import load_rates
+
+    rates = load_rates()
+    return {"cache": str(rates_file.cache_path()), "in_use": rates.describe(), **rates.to_dict()}
+
+
+def _cpu_rates() -> dict[str, Any]:
+    from oxi_cli.backends.cost import load_rates
+
+    rates = load_rates()
+    return {"source": "measured" if rates.measured_at else "defaults", "flops_per_core": rates.cpu_flops_per_core,
+            "color_flops_per_core": rates.cpu_color_flops_per_core}
+
+
+def _gpu_rates(adapter: Any, problems: list[str]) -> dict[str, Any]:
+    """Adapter `adapter`'s measured rates, or the defaults; a record measured on another device or driver at
+    that index is reported (auto cannot tell without wgpu, which it does not load to read the cache)."""
+    from oxi_cli.backends.cost import cached_entry, load_rates
+
+    rates = load_rates(device=adapter.index)
+    entry, _ = cached_entry()
+    record = next((r for r in (entry or {}).get("adapters", []) if r.get("index") == adapter.index), None)
+    if rates.gpu_name and record is not None and (record.get("name"), record.get("driver")) != (
+            adapter.name, adapter.driver):
+        problems.append(f"GPU adapter {adapter.index} is {adapter.name} ({adapter.driver}) but its rates were "
+                        f"measured on {record.get('name')} ({record.get('driver')}): run `oxi probe --calibrate`")
+    return {"source": "measured" if rates.gpu_name else "defaults", "flops": rates.gpu_flops,
+            "color_flops": rates.gpu_color_flops, "extra_start_s": rates.gpu_extra_start_s,
+            "upload_bps": rates.gpu_upload_bps, "download_bps": rates.gpu_download_bps}
 
 
 def _cpu_info(problems: list[str]) -> dict[str, Any]:

@@ -1,0 +1,281 @@
+"""`oxi probe --calibrate`: this host's rates (backends/cost.py) from short real runs of oxi's own kernels."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import oxi_cli
+from oxi_cli.backends import rates_file
+from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp
+
+# Images tried from the smallest up, until one call takes LONG_ENOUGH_S: a software adapter blurs 256x144 in
+# ~0.1 s on 2 cores, an H100 needs the largest before dispatch overheads stop dominating. The CPU starts at
+# 2048x1152: on smaller images its blur ran 2.3x faster than on real plates here (they fit in the caches).
+SIZES = ((256, 144), (512, 288), (1024, 576), (2048, 1152), (4096, 2160))
+CPU_SIZES = SIZES[3:]
+LONG_ENOUGH_S = 0.02
+# Time spent repeating each measurement at its size (the fastest call counts: the others met a busy host).
+TIMED_S = 0.15
+CHANNELS = 4
+CHILD_TIMEOUT_S = 120
+
+
+def calibration_ops() -> tuple[ColorOp, ImageOp]:
+    """A colour op and a filter: the two kinds of work cost.py rates apart (a CDL's pows, a blur's taps)."""
+    return Cdl(slope=(1.1, 1.0, 0.9), offset=(0.01, 0.0, -0.01), power=(1.2, 1.0, 0.8), sat=0.9), Blur(5.0)
+
+
+@dataclass
+class Calibration:
+    """The cache entry for this host (see rates_file) and what could not be measured."""
+
+    entry: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        return "cpu" in self.entry
+
+
+def calibrate(progress: Callable[[str], None] = lambda line: None) -> Calibration:
+    """Measure the CPU backend and every wgpu adapter, each in a fresh process (`child`) whose start-up is what
+    any oxi process pays; `progress` hears what is being measured. Never raises: a device that fails goes to
+    `problems` and is left out, and without the CPU's rates nothing is worth caching."""
+    t0 = time.perf_counter()
+    entry: dict[str, Any] = {"key": rates_file.host_key(), "measured_at": datetime.now().isoformat(timespec="seconds"),
+                             "adapters": [], "auto_adapter": None, "gpu_adapter": None}
+    result = Calibration(entry)
+    progress(f"the CPU backend ({os.cpu_count()} threads)")
+    try:
+        entry["cpu"] = _measure("cpu", None)
+    except ChildFailed as e:  # a broken Numba: nothing measured, nothing cached
+        result.problems.append(f"the CPU backend could not be measured: {e}")
+        return result
+    adapters = _adapters(result.problems)
+    for adapter in adapters:
+        progress(f"GPU adapter {adapter.index}: {adapter.name}")
+        try:
+            record = _measure("gpu", adapter.index)
+        except ChildFailed as e:  # one adapter failing to open or run leaves the others measured
+            result.problems.append(f"GPU adapter {adapter.index} ({adapter.name}) could not be measured: {e}")
+            continue
+        record["extra_start_s"] = max(0.0, record["start_s"] - entry["cpu"]["start_s"])
+        entry["adapters"].append({"index": adapter.index, "name": adapter.name, "driver": adapter.driver,
+                                  "kind": adapter.kind, "api": adapter.api, **record})
+    _pick(entry, adapters)
+    entry["seconds"] = round(time.perf_counter() - t0, 3)
+    return result
+
+
+class ChildFailed(Exception):
+    """A measuring process that crashed, timed out or said nothing; the message is one line."""
+
+
+def _measure(kind: str, index: int | None) -> dict[str, Any]:
+    """The child's rates and `start_s`: a process's wall time, timed from here, less the time it spent measuring
+    rates, so the start includes importing, opening, the first run, and the process's exit; Python's own start
+    and numpy are in every backend's start alike, so differences between backends are what count. A second,
+    start-only process gives a second sample and the faster counts: single starts varied 0.2-1.0 s apart on the
+    H100 box (the measuring process also frees hundreds of MB at exit)."""
+    doc = _child(kind, index, "measure")
+    samples = [] if doc.pop("compiled") else [doc]  # a first run that compiled kernels says nothing of later ones
+    samples.append(_child(kind, index, "start"))
+    best = min(samples, key=lambda sample: sample["start_s"])
+    doc.update({key: best[key] for key in ("start_s", "open_s", "kernels_s")})
+    return doc
+
+
+def _child(kind: str, index: int | None, mode: str) -> dict[str, Any]:
+    root = str(Path(oxi_cli.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    code = "from oxi_cli.backends.calibrate import child; child()"
+    t0 = time.perf_counter()
+    try:
+        res = subprocess.run([sys.executable, "-c", code, kind, str(index), mode], capture_output=True, text=True,
+                             timeout=CHILD_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise ChildFailed(f"no answer within {CHILD_TIMEOUT_S} s") from None
+    wall = time.perf_counter() - t0
+    try:
+        doc = json.loads(res.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ChildFailed(f"the measuring process failed (exit {res.returncode}): {tail[:200]}") from None
+    if "error" in doc:
+        raise ChildFailed(doc["error"])
+    doc["start_s"] = wall - doc.pop("measuring_s")
+    return doc
+
+
+def _adapters(problems: list[str]) -> list[Any]:
+    try:
+        from oxi_cli.backends.gpu.device import list_adapters
+
+        return list_adapters()
+    except Exception as e:  # no wgpu, no loader: the CPU's rates still count
+        problems.append(f"no GPU adapter measured: {type(e).__name__}: {e}")
+        return []
+
+
+def _pick(entry: dict[str, Any], adapters: list[Any]) -> None:
+    """Which measured adapter `auto` (hardware only) and `--backend gpu` (any kind) would open."""
+    from oxi_cli.backends.gpu.device import best
+
+    measured = {r["index"] for r in entry["adapters"]}
+    for key, gpu_only in (("auto_adapter", True), ("gpu_adapter", False)):
+        chosen = best(adapters, gpu_only=gpu_only)
+        entry[key] = chosen.index if chosen is not None and chosen.index in measured else None
+
+
+def child(argv: Sequence[str] | None = None) -> None:
+    """The measuring process: open the backend and run the calibration ops once on a 2x2 image, as a job's
+    warm-up does (timed), then, in "measure" mode, its rates; print one JSON line. numpy and the ops are
+    imported before the clock starts (every oxi process pays for them, whichever backend it opens)."""
+    kind, index, mode = (argv or sys.argv)[1:4]
+    try:
+        t0 = time.perf_counter()
+        backend, sync, sizes = _open(kind, index)
+        t1 = time.perf_counter()
+        first_run(backend)
+        t2 = time.perf_counter()
+        doc: dict[str, Any] = {"open_s": t1 - t0, "kernels_s": t2 - t1, "compiled": _compiled()}
+        if mode == "measure":
+            doc.update(_cpu_rates(backend, sync, sizes) if kind == "cpu" else _gpu_rates(backend, sync, sizes))
+        doc["measuring_s"] = time.perf_counter() - t2
+    except Exception as e:  # reported by the parent as one line
+        doc = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
+    print(json.dumps(doc), flush=True)
+
+
+def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tuple[int, int]]]:
+    if kind == "gpu":
+        from oxi_cli.backends.gpu.backend import WgpuBackend
+
+        gpu = WgpuBackend(int(index))
+        return gpu, gpu.finish, SIZES
+    from oxi_cli.backends.cpu.backend import CpuBackend
+
+    return CpuBackend(os.cpu_count()), lambda: None, CPU_SIZES
+
+
+def _compiled() -> bool:
+    """Whether one of oxi's Numba kernels compiled in this process instead of loading from Numba's cache, by the
+    dispatchers' own counts (comparing cache files' times with the clock missed a 7 s compile on the H100 box)."""
+    if "numba" not in sys.modules:  # a GPU process
+        return False
+    from numba.core.dispatcher import Dispatcher
+
+    return any(isinstance(value, Dispatcher) and value.stats.cache_misses
+               for name, module in list(sys.modules.items()) if name.startswith("oxi_cli.")
+               for value in list(vars(module).values()))
+
+
+def _cpu_rates(backend: Any, sync: Callable[[], None], sizes: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    threads = backend.threads
+    ops = _op_rates(backend, sync, sizes)
+    return {"threads": threads, "flops_per_core": ops["image"] / threads,
+            "color_flops_per_core": ops["color"] / threads}
+
+
+def _gpu_rates(backend: Any, sync: Callable[[], None], sizes: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    def upload(w: int, h: int) -> tuple[Callable[[], Any], float]:
+        planes = _planes(w, h)
+        return lambda: backend.upload(planes, half=True), sum(p.nbytes for p in planes)
+
+    def download(w: int, h: int) -> tuple[Callable[[], Any], float]:
+        planes = _planes(w, h)
+        handle = backend.upload(planes, half=True)
+        return lambda: backend.download_planes(handle, np.float16), sum(p.nbytes for p in planes)
+
+    ops = _op_rates(backend, sync, sizes)
+    return {"upload_bps": _rate(upload, sync, sizes), "download_bps": _rate(download, lambda: None, sizes),
+            "flops": ops["image"], "color_flops": ops["color"]}
+
+
+def _op_rates(backend: Any, sync: Callable[[], None], sizes: Sequence[tuple[int, int]]) -> dict[str, float]:
+    """Float operations per second of the calibration colour op and filter, run through the backend protocol:
+    {"color": ..., "image": ...}."""
+
+    def runner(op: ColorOp | ImageOp) -> Callable[[int, int], tuple[Callable[[], Any], float]]:
+        def make(w: int, h: int) -> tuple[Callable[[], Any], float]:
+            src = backend.upload(_planes(w, h), half=True)
+            if isinstance(op, ImageOp):
+                dst = backend.allocate(*reversed(op.out_size(w, h)), CHANNELS)
+                return lambda: backend.spatial(src, dst, op), op.work(w, h, CHANNELS)
+            dst = backend.allocate(h, w, CHANNELS, half=True)
+            return lambda: backend.color_chain(src, dst, [op], True), op.work(w, h, CHANNELS)
+
+        return make
+
+    color, image = calibration_ops()
+    return {"color": _rate(runner(color), sync, sizes), "image": _rate(runner(image), sync, sizes)}
+
+
+def _rate(
+    make: Callable[[int, int], tuple[Callable[[], Any], float]],
+    sync: Callable[[], None],
+    sizes: Sequence[tuple[int, int]],
+) -> float:
+    """Amount per second of one call of `make(w, h)`'s function (which does that amount), on the smallest of
+    `sizes` where a call takes LONG_ENOUGH_S; the first call is not timed (buffers of a new size, caches)."""
+    for w, h in sizes:
+        run, amount = make(w, h)
+        if (w, h) == sizes[0]:
+            _timed(run, sync, 1)
+        first = _timed(run, sync, 1)
+        if first >= LONG_ENOUGH_S or (w, h) == sizes[-1]:
+            return amount / _fastest(run, sync, first)
+    raise AssertionError("unreachable: the last size always returns")
+
+
+def _fastest(run: Callable[[], Any], sync: Callable[[], None], first: float) -> float:
+    """Seconds per call, the fastest of batches of calls repeated for about TIMED_S."""
+    best = spent = first
+    while spent < TIMED_S:
+        n = max(1, min(8, int((TIMED_S - spent) / best)))
+        took = _timed(run, sync, n)
+        best, spent = min(best, took / n), spent + took
+    return best
+
+
+def _timed(run: Callable[[], Any], sync: Callable[[], None], n: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(n):
+        run()
+    sync()
+    return time.perf_counter() - t0
+
+
+@functools.lru_cache(maxsize=len(SIZES))
+def _planes(width: int, height: int) -> tuple[np.ndarray, ...]:
+    """RGBA half planes in (0, 1]: pows and blurs see ordinary pixel values, not zeros."""
+    rng = np.random.default_rng(width * height)
+    plane = (rng.random((height, width), dtype=np.float32) * 0.99 + 0.01).astype(np.float16)
+    return (plane,) * CHANNELS
+
+
+def first_run(backend: Any) -> None:
+    """The calibration ops once on a 2x2 half image, downloaded as half, as a job's warm-up runs its chain:
+    kernels load (or compile, and are cached for the start-up run) and pipelines build."""
+    planes = [np.ones((2, 2), np.float16)] * CHANNELS
+    for op in calibration_ops():
+        src = backend.upload(planes, half=True)
+        if isinstance(op, ImageOp):
+            dst = backend.allocate(2, 2, CHANNELS)
+            backend.spatial(src, dst, op.sample())
+        else:
+            dst = backend.allocate(2, 2, CHANNELS, half=True)
+            backend.color_chain(src, dst, [op], True)
+        backend.download_planes(dst, np.float16)
