@@ -23,11 +23,14 @@ class Rates:
 
     `gpu_extra_start_s`: what a GPU job costs beyond the same CPU job before any pixel is computed (importing
     wgpu, listing adapters, opening the device and building pipelines, against importing Numba and loading its
-    cached kernels): 0.6-1.7 s there, 1.0 typical. `gpu_upload_bps`/`gpu_download_bps`: bytes per second
-    each way (half pixels through mapped staging buffers). `cpu_flops_per_core`: float operations per second
+    cached kernels): 0.6-1.7 s there in whole jobs, 1.0 typical (calibration's start-up alone measures
+    0.34-0.55 s: in a job the device opening also slows the decoding beside it). `gpu_upload_bps`/
+    `gpu_download_bps`: bytes per second each way, host interleave and half conversion included (calibrated
+    there: 1.2-2.7 and 1.1-2.0 GB/s). `cpu_flops_per_core`: float operations per second
     one core sustains in oxi's filters (8K blur σ5.25 and σ20, 16 threads); `cpu_color_flops_per_core`: in
     its colour ops, whose pows and table reads cost 3-6x a filter's multiply-add per counted operation (8K
-    CDL: 0.10 s of compute on 16 cores). `gpu_flops`, `gpu_color_flops`: the device's, likewise.
+    CDL: 0.10 s of compute on 16 cores). `gpu_flops`, `gpu_color_flops`: the device's, likewise (calibrated
+    there: 1.45-1.63 and 0.63-0.69 TFLOP/s).
 
     `measured_at` is empty for defaults; `gpu_name` names the adapter whose rates these are (empty: defaults);
     `note` says why the cache was not used.
@@ -35,11 +38,11 @@ class Rates:
 
     cpu_flops_per_core: float = 6e9
     cpu_color_flops_per_core: float = 1.75e9
-    gpu_flops: float = 5e12
-    gpu_color_flops: float = 5e12
+    gpu_flops: float = 1.5e12
+    gpu_color_flops: float = 0.65e12
     gpu_extra_start_s: float = 1.0
-    gpu_upload_bps: float = 10e9
-    gpu_download_bps: float = 10e9
+    gpu_upload_bps: float = 2e9
+    gpu_download_bps: float = 1.5e9
     measured_at: str = ""
     gpu_name: str = ""
     note: str = ""
