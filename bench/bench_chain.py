@@ -3,8 +3,9 @@
     python bench/bench_chain.py [--against main] [--sizes 4096x2160,8192x4320] [--runs 3] [--cold-runs 1]
                                 [--threads N] [--workdir DIR] [--json FILE]
 
-Both revisions run in the same session, interleaved run by run, each from its own source tree (`--against`
-is exported with `git archive`), so the ratios hold on a noisy shared machine. Cold: a 3-op chain
+Both revisions run in the same session, interleaved run by run (each first in turn), each from its own source tree (`--against`
+is exported with `git archive`; 2abf1f2 is the last with the one-loop chain interpreter), so the ratios hold
+on a noisy shared machine. Cold: a 3-op chain
 (cdl, matrix, lut3d) on a 256x256 half EXR with an empty Numba cache (a fresh XDG_CACHE_HOME, see
 oxi_cli/jit.py), then the same command warm; compile ~ cold - warm. Warm: `oxi run` on an RGBA half ZIP EXR
 of each size with chains of 1 (a control: the lone loop either way), 2, 3 and 5 ops; the table gives the
@@ -112,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--against", default="main", help="git revision to compare with (default: main)")
     ap.add_argument("--sizes", default="4096x2160", help="plate sizes, comma-separated WxH")
     ap.add_argument("--runs", type=int, default=3, help="warm runs per command (median)")
-    ap.add_argument("--cold-runs", type=int, default=1, help="cold-cache compiles per revision (median)")
+    ap.add_argument("--cold-runs", type=int, default=1, help="cold-cache compiles per revision (median; 0: none)")
     ap.add_argument("--threads", type=int, default=None, help="oxi --threads (default: oxi's)")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "oxi-bench-chain")
     ap.add_argument("--json", type=Path, default=None)
@@ -142,17 +143,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 warm_small[name].append(run_oxi(tree, args, cache)[0])
                 print(f"cold {name}: {cold[name][-1]:.2f} s (warm {warm_small[name][-1]:.2f} s)", file=sys.stderr)
         rows, records = [], []
-        for name in trees:
+        for name in trees if opts.cold_runs else ():
             c, w = statistics.median(cold[name]), statistics.median(warm_small[name])
             rows.append([name, fmt_s(c), fmt_s(w), fmt_s(c - w)])
             records.append({"tree": name, "cold_s": c, "warm_s": w, "compile_s": c - w})
-        base, this = (records[0]["compile_s"], records[1]["compile_s"])
-        print_table(
-            f"Cold Numba cache, 3-op chain on {SMALL[0]}x{SMALL[1]} (median of {opts.cold_runs})",
-            ["tree", "cold wall s", "warm wall s", "compile s (cold - warm)"], rows,
-            caption=f"compile, this tree / {opts.against}: {fmt_ratio(ratio(this, base))}",
-        )
-        payload["cold"] = records
+        if records:
+            print_table(
+                f"Cold Numba cache, 3-op chain on {SMALL[0]}x{SMALL[1]} (median of {opts.cold_runs})",
+                ["tree", "cold wall s", "warm wall s", "compile s (cold - warm)"], rows,
+                caption=f"compile, this tree / {opts.against}: "
+                f"{fmt_ratio(ratio(records[1]['compile_s'], records[0]['compile_s']))}",
+            )
+            payload["cold"] = records
 
         # Warm: each chain once untimed (its kernels into the tree's cache), then the trees interleaved run by run.
         warm_rows, warm_records = [], []
@@ -163,8 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args = [str(plate), str(files["out"] / f"out_{w}x{h}.exr"), *ops, *threads]
                 for name, tree in trees.items():  # untimed: the chain's kernels into this cache
                     run_oxi(tree, args, warm_caches[name])
-                for _ in range(opts.runs):
-                    for name, tree in trees.items():
+                for k in range(opts.runs):
+                    for name, tree in list(trees.items())[:: 1 if k % 2 else -1]:  # each goes first as often
                         samples[name].append(run_oxi(tree, args, warm_caches[name]))
                 walls = {n: statistics.median(s[0] for s in v) for n, v in samples.items()}
                 computes = {n: (statistics.median(c) if (c := [s[1] for s in v if s[1] is not None]) else None)
