@@ -1,9 +1,10 @@
-"""The colour program's op codes: one table, read by ops, the CPU interpreter and (templated) the WGSL."""
+"""The colour program's op codes: one table, read by ops, the CPU kernels' `LONE` maps and (templated) the WGSL."""
 
 from __future__ import annotations
 
-# Row i is op code i. Each interpreter has one line per code: backends/cpu/kernels/color.py and
-# wgsl/color.wgsl (whose constants are generated from this table, so the two sides cannot disagree).
+# Row i is op code i. On the CPU each code is a key of its kernel module's `LONE` (backends/cpu/kernels/color.py
+# gathers them); wgsl/color.wgsl has one line per code (its constants are generated from this table, so the two
+# sides cannot disagree).
 CODE_NAMES = (
     "CDL_NOCLAMP",
     "CDL_ASC",

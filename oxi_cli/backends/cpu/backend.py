@@ -101,13 +101,8 @@ class CpuBackend:
             for c in range(first, src.shape[2]):
                 np.copyto(dst.arrays[c], src.arrays[c])
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
-        planes = (src.bits(0), src.bits(1), src.bits(2), src.bits(alpha),
-                  dst.bits(0), dst.bits(1), dst.bits(2), dst.bits(alpha))
-        if len(program.ops) == 1:  # a chain of one op runs that op's own loop (kernels/color.py)
-            _, o, to, n = (int(v) for v in program.ops[0])
-            color.LONE_LOOPS[int(program.ops[0, 0])](*planes, program.params[o:], program.tables[to:], n)
-        else:
-            color.color_chain(*planes, program.ops, program.params, program.tables, program.uses_alpha)
+        src_planes, dst_planes = ([h.bits(c) for c in (0, 1, 2, alpha)] for h in (src, dst))
+        color.run_chain(program, src_planes, dst_planes, color.BLOCK_PIXELS)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
         """Run one image op: the method of this backend named after it (resize, blur, place)."""

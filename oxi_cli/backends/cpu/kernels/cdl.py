@@ -61,7 +61,7 @@ def cdl_planes(asc, r_in, g_in, b_in, r_out, g_out, b_out, p):
             store_rgb(r_out, g_out, b_out, i, cdl_noclamp(r, g, b, p, 0))
 
 
-# A chain of this op alone runs these loops (backend.color_chain), keyed by op code.
+# Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
     CDL_NOCLAMP: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_planes(False, r, g, b, ro, go, bo, p),
     CDL_ASC: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_planes(True, r, g, b, ro, go, bo, p),

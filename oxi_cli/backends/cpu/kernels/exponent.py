@@ -67,7 +67,7 @@ def exponent_planes(code, r_in, g_in, b_in, r_out, g_out, b_out, p):
             store_rgb(r_out, g_out, b_out, i, moncurve_rev(r, g, b, p, 0))
 
 
-# A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
+# Every chain runs this op through this loop (kernels/color.py), keyed by op code.
 LONE = {
     EXPONENT: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_planes(EXPONENT, r, g, b, ro, go, bo, p),
     MONCURVE_FWD: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_planes(MONCURVE_FWD, r, g, b, ro, go, bo, p),

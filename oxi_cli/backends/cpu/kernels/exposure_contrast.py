@@ -32,7 +32,7 @@ def exposure_contrast_planes(r_in, g_in, b_in, r_out, g_out, b_out, p):
         store_rgb(r_out, g_out, b_out, i, exposure_contrast(r, g, b, p, 0))
 
 
-# A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
+# Every chain runs this op through this loop (kernels/color.py), keyed by op code.
 LONE = {
     EXPOSURE_CONTRAST: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exposure_contrast_planes(r, g, b, ro, go, bo, p)
 }

@@ -54,7 +54,7 @@ def log_planes(to_log, r_in, g_in, b_in, r_out, g_out, b_out, p):
             store_rgb(r_out, g_out, b_out, i, log_to_lin(r, g, b, p, 0))
 
 
-# A chain of this op alone runs these loops (backend.color_chain), keyed by op code.
+# Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
     LIN_TO_LOG: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_planes(True, r, g, b, ro, go, bo, p),
     LOG_TO_LIN: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_planes(False, r, g, b, ro, go, bo, p),

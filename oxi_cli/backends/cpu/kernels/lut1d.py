@@ -113,7 +113,7 @@ def lut1d_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
         store_rgb(r_out, g_out, b_out, i, lut1d(r, g, b, p, 0, t, 0, n))
 
 
-# A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
+# Every chain runs this op through this loop (kernels/color.py), keyed by op code.
 LONE = {
     LUT1D: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_planes(r, g, b, ro, go, bo, p, t, n),
     LUT1D_HALF: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_half_planes(r, g, b, ro, go, bo, t),

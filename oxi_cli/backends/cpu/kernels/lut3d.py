@@ -91,7 +91,7 @@ def lut3d_planes(tetrahedral, r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
             store_rgb(r_out, g_out, b_out, i, lut3d_trilinear(r, g, b, p, 0, t, 0, n))
 
 
-# A chain of this op alone runs these loops (backend.color_chain), keyed by op code.
+# Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
     LUT3D_TETRAHEDRAL: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_planes(True, r, g, b, ro, go, bo, p, t, n),
     LUT3D_TRILINEAR: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_planes(False, r, g, b, ro, go, bo, p, t, n),

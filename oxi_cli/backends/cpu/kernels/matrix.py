@@ -45,7 +45,7 @@ def matrix_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
             store_rgb(r_out, g_out, b_out, i, matrix_rgb(r, g, b, p, 0))
 
 
-# A chain of this op alone runs these loops (backend.color_chain), keyed by op code.
+# Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
     MATRIX_RGB: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(False, r, g, b, a, ro, go, bo, ao, p),
     MATRIX_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(True, r, g, b, a, ro, go, bo, ao, p),

@@ -33,5 +33,5 @@ def range_planes(r_in, g_in, b_in, r_out, g_out, b_out, p):
         store_rgb(r_out, g_out, b_out, i, range_clamp(r, g, b, p, 0))
 
 
-# A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
+# Every chain runs this op through this loop (kernels/color.py), keyed by op code.
 LONE = {RANGE: lambda r, g, b, a, ro, go, bo, ao, p, t, n: range_planes(r, g, b, ro, go, bo, p)}
