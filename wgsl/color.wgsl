@@ -18,6 +18,7 @@
 #include "log.wgsl"
 #include "range.wgsl"
 #include "exposure_contrast.wgsl"
+#include "aces2.wgsl"
 
 // One op of the chain on (r, g, b, a). Called with a constant code for each op in turn (CHAIN, generated
 // from the program's op codes), so the compiler keeps only that op's branch: no interpreter loop.
@@ -37,6 +38,7 @@ fn apply_op(code: u32, x: vec4<f32>, op: vec4<u32>) -> vec4<f32> {
         case LIN_TO_LOG: { return vec4<f32>(lin_to_log(x.xyz, op.y), x.w); }
         case LOG_TO_LIN: { return vec4<f32>(log_to_lin(x.xyz, op.y), x.w); }
         case RANGE: { return vec4<f32>(range_clamp(x.xyz, op.y), x.w); }
+        case ACES2_OUTPUT: { return vec4<f32>(aces2_output(x.xyz, op.y, op.z), x.w); }
         default: { return vec4<f32>(exposure_contrast(x.xyz, op.y), x.w); }
     }
 }

@@ -12,6 +12,7 @@ import numpy as np
 from oxi_cli.errors import FormatError
 from oxi_cli.formats.ocio_config import ocio
 from oxi_cli.ops import (
+    Aces2Output,
     Cdl,
     ColorOp,
     Exponent,
@@ -197,6 +198,14 @@ def _exposure_contrast(t: Any) -> list[ColorOp] | None:
                              t.getLogExposureStep(), t.getLogMidGray(), _inverse(t))]
 
 
+def _fixed_function(t: Any) -> list[ColorOp] | None:
+    OCIO = ocio()
+    if t.getStyle() != OCIO.FIXED_FUNCTION_ACES_OUTPUT_TRANSFORM_20 or _inverse(t):
+        return None
+    peak, *limiting = (float(v) for v in t.getParams())
+    return [Aces2Output(peak, tuple(limiting))]  # type: ignore[arg-type]
+
+
 TRANSLATORS: dict[str, Translator] = {
     "MatrixTransform": _matrix,
     "Lut1DTransform": _lut1d,
@@ -209,6 +218,7 @@ TRANSLATORS: dict[str, Translator] = {
     "LogCameraTransform": _log_camera,
     "RangeTransform": _range,
     "ExposureContrastTransform": _exposure_contrast,
+    "FixedFunctionTransform": _fixed_function,
 }
 
 

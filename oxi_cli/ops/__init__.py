@@ -1,5 +1,6 @@
 """Operation values: validated, immutable descriptions of what to do to pixels."""
 
+from oxi_cli.ops.aces2 import Aces2Output
 from oxi_cli.ops.base import AxisStep, ColorOp, Encoded, ImageOp
 from oxi_cli.ops.blur import Blur
 from oxi_cli.ops.cdl import Cdl
@@ -16,6 +17,6 @@ from oxi_cli.ops.resize import Resize
 Op = ColorOp | ImageOp
 
 __all__ = [
-    "AxisStep", "Blur", "Cdl", "ColorOp", "Encoded", "Exponent", "ExponentLinear", "ExposureContrast", "ImageOp",
-    "Log", "Lut1d", "Lut3d", "Matrix", "Op", "Place", "Range", "Resize",
+    "Aces2Output", "AxisStep", "Blur", "Cdl", "ColorOp", "Encoded", "Exponent", "ExponentLinear", "ExposureContrast",
+    "ImageOp", "Log", "Lut1d", "Lut3d", "Matrix", "Op", "Place", "Range", "Resize",
 ]
