@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -87,7 +91,39 @@ class Aces2Output(ColorOp):
 @functools.lru_cache(maxsize=16)
 def aces2_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
     """The op's float32 parameters (PARAM_NAMES) and (TABLE_ROWS, 5) table for one peak and limiting gamut,
-    as OCIO's Renderer_ACES_OutputTransform20 sets them up (read-only arrays: they are cached)."""
+    as OCIO's Renderer_ACES_OutputTransform20 sets them up (read-only arrays). Building them takes 0.1-0.3 s
+    (OCIO's per-hue searches), so they are also kept in the user's cache folder, keyed by this file's text."""
+    limiting = tuple(float(v) for v in limiting)
+    path = _cache_path(float(peak), limiting)
+    try:
+        with np.load(path) as saved:
+            params, table = saved["params"], saved["table"]
+    except (OSError, KeyError, ValueError):
+        params, table = _build_tables(peak, limiting)
+        _save(path, params, table)
+    params.setflags(write=False)
+    table.setflags(write=False)
+    return params, table
+
+
+def _cache_path(peak: float, limiting: tuple[float, ...]) -> Path:
+    key = hashlib.sha1(Path(__file__).read_bytes() + repr((peak, limiting)).encode()).hexdigest()[:20]
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "oxi" / "aces2" / f"{key}.npz"
+
+
+def _save(path: Path, params: np.ndarray, table: np.ndarray) -> None:
+    """Write whole or not at all (a temporary file renamed into place); a read-only home just skips it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
+            np.savez(f, params=params, table=table)
+        os.replace(f.name, path)
+    except OSError:
+        pass
+
+
+def _build_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
     lim_prims: Primaries = tuple(  # type: ignore[assignment]
         (float(np.float32(limiting[2 * i])), float(np.float32(limiting[2 * i + 1]))) for i in range(4)
     )
@@ -118,8 +154,6 @@ def aces2_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, 
     ], np.float32)
     assert params.size == len(PARAM_NAMES)
     table = np.stack([hues, cusp[:, 0], cusp[:, 1], gamma_inv, reach_m], axis=1).astype(np.float32)
-    params.setflags(write=False)
-    table.setflags(write=False)
     return params, table
 
 

@@ -14,7 +14,7 @@ import pytest
 from oxi_cli.backends.cpu.kernels.aces2 import aces2_output
 from oxi_cli.formats.ocio_ops import ops_from_processor
 from oxi_cli.ops import Aces2Output
-from oxi_cli.ops.aces2 import CUSP_J, CUSP_M, GAMMA_TOP_INV, HUE, REACH_M, aces2_tables
+from oxi_cli.ops.aces2 import CUSP_J, CUSP_M, GAMMA_TOP_INV, HUE, REACH_M, _build_tables, aces2_tables
 from oxi_cli.ops.ocio_cpu import OcioCpu
 from tests.color.oracle import ocio_reference, run_oxi
 from tests.ops.harness import assert_close
@@ -171,3 +171,16 @@ def test_gpu_and_cpu_agree_on_the_op_alone(cpu_backend):
     img = _hdr((64, 64), seed=5)
     assert_close(run_oxi(gpu, [op], img), run_oxi(cpu_backend, [op], img), rtol=OP_RTOL, scale=1.0, inputs=img,
                  what="ACES 2.0 1000 nits P3: GPU vs CPU", figure="gpu vs cpu")
+
+
+def test_tables_read_back_from_the_cache_equal_freshly_built_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    limiting = (0.68, 0.32, 0.265, 0.69, 0.15, 0.06, 0.3127, 0.329)
+    built = _build_tables(600.0, limiting)
+    aces2_tables.cache_clear()
+    for _ in range(2):  # the first call writes the cache file, the second reads it
+        aces2_tables.cache_clear()
+        params, table = aces2_tables(600.0, limiting)
+        np.testing.assert_array_equal(params, built[0])
+        np.testing.assert_array_equal(table, built[1])
+    assert len(list(tmp_path.rglob("*.npz"))) == 1
