@@ -67,7 +67,6 @@ class Aces2Output(ColorOp):
     limiting_primaries: tuple[float, float, float, float, float, float, float, float]
     name: ClassVar[str] = "aces2_output"
     flops_per_pixel: ClassVar[int] = 420  # 14 pows, atan2, sin, cos, a few sqrt, three 3x3 matrices
-    encodes_output: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         prims = tuple(float(v) for v in self.limiting_primaries)

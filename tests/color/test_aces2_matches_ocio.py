@@ -11,7 +11,6 @@ import numpy as np
 import PyOpenColorIO as OCIO
 import pytest
 
-from oxi_cli.backends.cpu.kernels.aces2 import aces2_output
 from oxi_cli.formats.ocio_ops import ops_from_processor
 from oxi_cli.ops import Aces2Output
 from oxi_cli.ops.aces2 import CUSP_J, CUSP_M, GAMMA_TOP_INV, HUE, REACH_M, _build_tables, aces2_tables
@@ -114,13 +113,18 @@ def test_op_alone_renders_ap0_as_ocios_fixed_function(backend, transform):
                  what=f"ACES 2.0 {_label(transform)} on {backend.name}", figure=_label(transform))
 
 
-def _in_double(processor: Any, img: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """The view at the pixels `where`, with its ACES 2.0 step computed in double (the kernel's own Python
-    function on float64; OCIO's float32 renderers before and after it): what OCIO's float32 result rounds."""
+# A float32 evaluation of the transform carries rounding errors of a few ulps of its largest terms; a display
+# channel near black can be the small difference of large ones (a saturated colour), and a steep PQ or gamma
+# curve then magnifies that: the allowance adds what a change of LINEAR_ULPS times the pixel's largest linear
+# channel does to the code values (OCIO's own result moves that much between float32 implementations).
+LINEAR_ULPS = 2e-6
+
+
+def _rounding_allowance(processor: Any, img: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """For the pixels `where`: how far the code values move when the ACES 2.0 step's linear output moves by
+    LINEAR_ULPS of its largest channel, either way."""
     group = list(processor.getOptimizedProcessor(OCIO.OPTIMIZATION_LOSSLESS).createGroupTransform())
     k = next(i for i, t in enumerate(group) if isinstance(t, OCIO.FixedFunctionTransform))
-    peak, *limiting = group[k].getParams()
-    params, table = (a.astype(np.float64).ravel() for a in aces2_tables(float(peak), tuple(limiting)))
     raw = OCIO.Config.CreateRaw()
 
     def steps(transforms: list[Any], px: np.ndarray) -> np.ndarray:
@@ -129,17 +133,17 @@ def _in_double(processor: Any, img: np.ndarray, where: np.ndarray) -> np.ndarray
             raw.getProcessor(t).getOptimizedCPUProcessor(OCIO.OPTIMIZATION_LOSSLESS).applyRGB(px)
         return px
 
-    px = steps(group[:k], img[where]).astype(np.float64)
-    px = np.array([aces2_output.py_func(r, g, b, params, 0, table, 0) for r, g, b in px])
-    return steps(group[k + 1:], px)
+    linear = steps(group[: k + 1], img[where])
+    step = LINEAR_ULPS * np.nan_to_num(np.abs(linear), posinf=0.0).max(axis=1, keepdims=True)
+    base = steps(group[k + 1:], linear)
+    moved = [np.abs(steps(group[k + 1:], linear + sign * step) - base) for sign in (-1.0, 1.0)]
+    return np.nan_to_num(np.maximum(*moved))
 
 
 @pytest.mark.parametrize("uri", CONFIGS)
 def test_every_aces2_view_renders_as_ocio_with_the_native_op(backend, uri):
-    """Within 1e-4 of OCIO's code values. Where OCIO's own float32 rounding is larger (a near-black channel
-    that is the small difference of large terms, before a steep PQ or gamma curve) the allowance adds twice
-    OCIO's distance from the same maths in double: oxi's float32 result carries a rounding error of that size
-    too, unless it repeats OCIO's operations bit for bit (the CPU kernel mostly does; the GPU cannot)."""
+    """Within 1e-4 of OCIO's code values, plus, for a near-black channel made of the difference of large terms
+    before a steep curve, what float32 rounding of the linear light (LINEAR_ULPS) does there."""
     config = OCIO.Config.CreateFromFile(uri)
     img = _hdr((96, 96), seed=20)
     failures = []
@@ -154,7 +158,7 @@ def test_every_aces2_view_renders_as_ocio_with_the_native_op(backend, uri):
         with np.errstate(invalid="ignore"):
             loose = (np.abs(got - want) > VIEW_ATOL).any(axis=-1)
         if loose.any():
-            allowed[loose] += 2.0 * np.abs(want[loose] - _in_double(processor, img, loose))
+            allowed[loose] += _rounding_allowance(processor, img, loose)
         try:
             assert_close(got, want, rtol=0.0, atol=allowed, inputs=img, what=f"{display} / {view} on {backend.name}",
                          figure=f"{display} / {view}")

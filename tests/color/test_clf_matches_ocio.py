@@ -72,14 +72,19 @@ def test_clf_nodes_run_natively_and_match_ocio(backend, hdr_image, clf_files):
     assert not failures, "\n".join(failures)
 
 
-def test_ctf_with_an_aces2_output_transform_runs_through_ocio(cpu_backend, hdr_image, tmp_path):
-    # A fixed function oxi has no kernel for yet still works: OCIO's CPU processor runs it, bit for bit.
+@pytest.mark.parametrize("direction", ["forward", "inverse"])
+def test_ctf_with_an_aces2_output_transform_runs_as_ocio(cpu_backend, hdr_image, tmp_path, direction):
+    # The forward ACES 2.0 output transform has a native kernel; its inverse (no kernel yet) still works:
+    # OCIO's CPU processor runs it.
     config = OCIO.Config.CreateFromFile("ocio://studio-config-latest")
     dvt = OCIO.DisplayViewTransform(src="ACEScg", display="sRGB - Display", view="ACES 2.0 - SDR 100 nits (Rec.709)")
+    if direction == "inverse":
+        dvt.setDirection(OCIO.TRANSFORM_DIR_INVERSE)
     processor = config.getProcessor(dvt)
-    path = tmp_path / "aces2.ctf"
+    path = tmp_path / f"aces2_{direction}.ctf"
     path.write_text(processor.createGroupTransform().write("Color Transform Format", config))
     ops = load_lut(path)
-    assert not all(op.runs_natively() for op in ops)
+    assert all(op.runs_natively() for op in ops) == (direction == "forward")
     want = ocio_reference(OCIO.Config.CreateRaw().getProcessor(OCIO.FileTransform(src=str(path))), hdr_image)
-    assert_close(run_oxi(cpu_backend, ops, hdr_image), want, rtol=0.0, atol=1e-4, inputs=hdr_image, what="aces2.ctf")
+    tolerance = {"rtol": 0.0, "atol": 1e-4} if direction == "forward" else {"rtol": 1e-3, "scale": 1e-3}
+    assert_close(run_oxi(cpu_backend, ops, hdr_image), want, inputs=hdr_image, what=path.name, **tolerance)
