@@ -21,7 +21,7 @@ from oxi_cli.ops.codes import ACES2_OUTPUT
 # J, M, h model, a tone scale on J, chroma compression towards the reach gamut (AP1) and gamut compression
 # into the limiting gamut. The per-pixel kernels (backends/cpu/kernels/aces2.py, wgsl/aces2.wgsl) get the
 # constants below as parameters and the hue-indexed tables OCIO builds, computed here the way OCIO computes
-# them (in double; OCIO's float32 tables agree to ~1e-6).
+# them (float32, op for op: see f32 below).
 
 Primaries = tuple[tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]]
 
@@ -33,7 +33,7 @@ PI = float(np.float32(3.14159265358979))  # OCIO's float PI: hues go through it 
 REFERENCE_LUMINANCE = 100.0
 L_A, Y_B = 100.0, 20.0
 SURROUND = (0.9, 0.59, 0.9)
-CAM_NL_OFFSET, CAM_NL_SCALE = 0.2713 * 100.0, 4.0 * 100.0
+CAM_NL_SCALE = 4.0 * 100.0
 CHROMA_COMPRESS, CHROMA_COMPRESS_FACT = 2.4, 3.3
 CHROMA_EXPAND, CHROMA_EXPAND_FACT, CHROMA_EXPAND_THR = 1.3, 0.69, 0.5
 SMOOTH_CUSPS, SMOOTH_M = 0.12, 0.27
