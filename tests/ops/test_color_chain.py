@@ -7,7 +7,7 @@ import pytest
 
 from oxi_cli.backends.cpu.kernels import color
 from oxi_cli.backends.cpu.kernels import half as halves
-from oxi_cli.ops import Cdl, Exponent, ExponentLinear, ExposureContrast, Log, Lut1d, Lut3d, Matrix, Range
+from oxi_cli.ops import Aces2Output, Cdl, Exponent, ExponentLinear, ExposureContrast, Log, Lut1d, Lut3d, Matrix, Range
 from oxi_cli.ops.codes import CODE_NAMES
 from oxi_cli.ops.program import compile_program
 from tests.reference import hdr_image
@@ -44,6 +44,7 @@ def _every_code(seed: int) -> list:
         Log(base=10.0, lin_break=(0.01, 0.01, 0.01), inverse=True),
         Range(min_in=-0.1, max_in=float(rng.uniform(1.5, 3.0)), min_out=0.0, max_out=1.0),
         ExposureContrast(exposure=0.5, contrast=1.2, pivot=0.18),
+        Aces2Output(1000.0, (0.68, 0.32, 0.265, 0.69, 0.15, 0.06, 0.3127, 0.329)),
         ALPHA_MATRIX,
     ]
 
