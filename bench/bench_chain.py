@@ -3,12 +3,12 @@
     python bench/bench_chain.py [--against main] [--sizes 4096x2160,8192x4320] [--runs 3] [--cold-runs 1]
                                 [--threads N] [--workdir DIR] [--json FILE]
 
-Both revisions run in the same session, interleaved run by run (each first in turn), each from its own source
-tree (`--against` is exported with `git archive`; 2abf1f2 is the last with the one-loop chain interpreter), so
-the ratios hold on a noisy shared machine. Cold: a 3-op chain (cdl, matrix, lut3d) on a 256x256 half EXR with
-an empty Numba cache (a fresh XDG_CACHE_HOME, see oxi_cli/jit.py), then the same command warm; compile ~ cold - warm. Warm: `oxi run` on an RGBA half ZIP EXR
-of each size with chains of 1 (a control: the lone loop either way), 2, 3 and 5 ops; the table gives the
-median wall time and the compute stage from `--json`.
+Both revisions run in the same session, interleaved run by run (each first in turn), each from its own source tree
+(`--against` is exported with `git archive`; 2abf1f2 is the last with the one-loop chain interpreter), so the
+ratios hold on a noisy shared machine. Cold: a 3-op chain (cdl, matrix, lut3d) on a 256x256 half EXR with an empty
+Numba cache (a fresh XDG_CACHE_HOME, see oxi_cli/jit.py), then the same command warm; compile ~ cold - warm. Warm:
+`oxi run` on an RGBA half ZIP EXR of each size with chains of 1 (a control: the lone loop either way), 2, 3 and 5
+ops; the table gives the median wall time and the compute stage from `--json`.
 """
 
 from __future__ import annotations
