@@ -123,9 +123,11 @@ def estimate(
     bytes_per_sample: int = 2,
     cores: int | None = None,
     rates: Rates | None = None,
+    files: int = 1,
 ) -> Estimate:
     """CPU vs GPU seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
-    default to this host's (load_rates)."""
+    default to this host's (load_rates). A batch of `files` alike pays the GPU's start once: each image
+    carries its share."""
     rates = rates or load_rates()
     cores = cores or os.cpu_count() or 1
     work = chain_work(ops, width, height, channels)
@@ -137,7 +139,7 @@ def estimate(
     down = out_w * out_h * channels * bytes_per_sample
     return Estimate(
         cpu_s=(work.color / rates.cpu_color_flops_per_core + work.image / rates.cpu_flops_per_core) / cores,
-        gpu_start_s=rates.gpu_extra_start_s,
+        gpu_start_s=rates.gpu_extra_start_s / max(1, files),
         gpu_transfer_s=up / rates.gpu_upload_bps + down / rates.gpu_download_bps,
         gpu_kernel_s=work.color / rates.gpu_color_flops + work.image / rates.gpu_flops,
         rates=rates,

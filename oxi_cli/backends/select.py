@@ -105,13 +105,15 @@ def _choose(
 
 @dataclass(frozen=True)
 class Job:
-    """What `auto` weighs: the chain and the first image's size, channels and bytes per sample."""
+    """What `auto` weighs: the chain and the first image's size, channels and bytes per sample, and how many
+    files alike the process will run (a batch opens the GPU once)."""
 
     ops: Sequence[Any]
     width: int
     height: int
     channels: int
     bytes_per_sample: int
+    files: int = 1
 
     def estimate(self, threads: int | None, device: int | None = None, any_kind: bool = False) -> Any:
         """Both backends' seconds with this host's rates (cost.load_rates: adapter `device`, else auto's GPU,
@@ -119,7 +121,7 @@ class Job:
         from oxi_cli.backends.cost import estimate, load_rates
 
         return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
-                        rates=load_rates(device, any_kind))
+                        rates=load_rates(device, any_kind), files=self.files)
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:

@@ -270,7 +270,8 @@ class Batch:
         except OxiError:
             return None  # reported when the file itself is processed
         half = all(kind == "half" for kind in spec.meta.pixel_types.values())
-        return Shape(ops, spec.width, spec.height, len(spec.channels), 2 if half else 4)
+        files = sum(not j.item.missing for j in self.jobs)
+        return Shape(ops, spec.width, spec.height, len(spec.channels), 2 if half else 4, files)
 
     def _loop(self, pending: deque[Job], running: dict[int, Job]) -> None:
         stop = False

@@ -49,3 +49,11 @@ def test_slower_colour_kernels_raise_only_colour_work():
     cdl = ([Cdl(slope=1.1)], *K8)
     assert estimate(*cdl, channels=4, cores=16, rates=slow).cpu_s > estimate(
         *cdl, channels=4, cores=16, rates=DEFAULTS).cpu_s
+
+
+def test_a_batch_shares_the_gpu_start_between_its_files():
+    chain = [Cdl(slope=1.1), Blur(5.25)]
+    one = estimate(chain, 4096, 2160, channels=4, cores=16, rates=DEFAULTS)
+    batch = estimate(chain, 4096, 2160, channels=4, cores=16, rates=DEFAULTS, files=32)
+    assert batch.cpu_s == one.cpu_s and batch.gpu_kernel_s == one.gpu_kernel_s
+    assert batch.gpu_start_s == one.gpu_start_s / 32
