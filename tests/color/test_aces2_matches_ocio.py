@@ -85,17 +85,17 @@ def test_aces2_transforms_are_found_in_the_builtin_configs():
 
 @pytest.mark.parametrize("transform", TRANSFORMS, ids=_label)
 def test_tables_equal_the_ones_ocio_computes(transform):
-    """Hues and reach M bit for bit; the cusp's J, M and upper hull gamma within a few float32 steps (OCIO
-    bisects along the gamut's edges in float32, hue after hue, as ops/aces2.py does)."""
+    """Hues and reach M within a float32 step or two, the cusp's J, M and upper hull gamma within a few (OCIO
+    bisects along the gamut's edges in float32, hue after hue, as ops/aces2.py does). Not bit for bit: numpy's
+    float32 pow, sin and cos round differently on CPUs with other vector units (an AVX-512 host differed)."""
     peak, *limiting = transform.getParams()
     _, table = aces2_tables(float(peak), tuple(float(v) for v in limiting))
     reach, cusp, hues = _ocio_gpu_tables(transform)
-    np.testing.assert_array_equal(table[:, HUE], hues)
-    np.testing.assert_array_equal(table[:, REACH_M], reach)
+    np.testing.assert_allclose(table[:, HUE], hues, rtol=3e-7, atol=1e-5, err_msg="hue")
+    np.testing.assert_allclose(table[:, REACH_M], reach, rtol=1e-6, err_msg="reach M")
     for column, name in ((CUSP_J, "J"), (CUSP_M, "M"), (GAMMA_TOP_INV, "1 / gamma")):
         want = cusp[:, column - CUSP_J]
         np.testing.assert_allclose(table[:, column], want, rtol=1e-4, err_msg=f"cusp {name}")
-        assert (table[:, column] == want).mean() > 0.95, f"cusp {name}: fewer than 95% of rows bit-equal"
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS, ids=_label)
