@@ -41,18 +41,18 @@ MIN_TILE = 16
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
-def parse_size(text: str | int, option: str | None = None) -> int:
+def parse_bytes(text: str | int, option: str | None = None) -> int:
     """Bytes from `512M`, `2G`, `1.5GiB`, `300MB`, `65536`; units are binary (1K = 1024), case-insensitive.
     `option` (e.g. `--memory-budget`) starts the error message when given."""
     try:
-        return _parse_size(text)
+        return _parse_bytes(text)
     except UsageError as e:
         if option is None:
             raise
         raise UsageError(f"{option}: {e}") from None
 
 
-def _parse_size(text: str | int) -> int:
+def _parse_bytes(text: str | int) -> int:
     if isinstance(text, int):
         if text <= 0:
             raise UsageError(f"a memory size must be positive, got {text}")

@@ -40,7 +40,7 @@ from oxi_cli.plan import (
     axis_steps,
     default_ram_budget,
     make_plan,
-    parse_size,
+    parse_bytes,
     segments,
 )
 
@@ -117,8 +117,8 @@ def plan_for_files(
         spec,
         ops,
         backend.limits(),
-        parse_size(memory_limit) if memory_limit is not None else default_ram_budget(),
-        parse_size(vram_limit) if vram_limit is not None else None,
+        parse_bytes(memory_limit) if memory_limit is not None else default_ram_budget(),
+        parse_bytes(vram_limit) if vram_limit is not None else None,
         strategy,
         out_format=out_format,
         out_type=out_type,

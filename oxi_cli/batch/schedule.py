@@ -19,13 +19,13 @@ class Footprint:
 def memory_budget(given: str | None) -> int:
     """Bytes from --memory-budget, else env OXI_MEMORY_BUDGET, else the planner's default (half of the
     memory available now): one budget for the batch and for each file's plan."""
-    from oxi_cli.plan import default_ram_budget, parse_size
+    from oxi_cli.plan import default_ram_budget, parse_bytes
 
     if given is not None:
-        return parse_size(given, "--memory-budget")
+        return parse_bytes(given, "--memory-budget")
     env = os.environ.get("OXI_MEMORY_BUDGET")
     if env:
-        return parse_size(env, "OXI_MEMORY_BUDGET")
+        return parse_bytes(env, "OXI_MEMORY_BUDGET")
     return default_ram_budget()
 
 

@@ -54,7 +54,7 @@ def worker_command(
     import importlib.util
 
     from oxi_cli.errors import UsageError
-    from oxi_cli.plan import parse_size
+    from oxi_cli.plan import parse_bytes
 
     if importlib.util.find_spec("distributed") is None:
         raise UsageError("oxi worker needs Dask: pip install 'oxi[cluster]' (dask and distributed)")
@@ -66,7 +66,7 @@ def worker_command(
     cmd = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--preload", "oxi_cli.batch.cluster",
            "--nthreads", str(nthreads), "--nworkers", str(nworkers)]
     if memory_budget is not None:
-        cmd += ["--resources", f"MEMORY={parse_size(memory_budget, '--memory-budget')}"]
+        cmd += ["--resources", f"MEMORY={parse_bytes(memory_budget, '--memory-budget')}"]
     if name is not None:
         cmd += ["--name", name]
     return cmd

@@ -8,7 +8,7 @@ import pytest
 
 from oxi_cli.batch.schedule import Footprint, Scheduler
 from oxi_cli.errors import UsageError
-from oxi_cli.plan import parse_size
+from oxi_cli.plan import parse_bytes
 
 
 def simulate(scheduler: Scheduler, sizes: list[int], finish_order: str = "fifo") -> int:
@@ -65,10 +65,10 @@ def test_budget_never_exceeded_over_mixed_sizes():
 @pytest.mark.parametrize(("text", "value"), [("8G", 8 << 30), ("512M", 512 << 20), ("1.5GiB", 3 << 29),
                                              ("300000", 300000), ("64k", 64 << 10)])
 def test_memory_sizes(text: str, value: int):
-    assert parse_size(text) == value
+    assert parse_bytes(text) == value
 
 
 @pytest.mark.parametrize("text", ["", "lots", "-1G", "0"])
 def test_bad_memory_sizes(text: str):
     with pytest.raises(UsageError, match="--memory-budget"):
-        parse_size(text, "--memory-budget")
+        parse_bytes(text, "--memory-budget")

@@ -22,7 +22,7 @@ from oxi_cli.plan import (
     axis_steps,
     default_ram_budget,
     make_plan,
-    parse_size,
+    parse_bytes,
     segments,
 )
 
@@ -51,13 +51,13 @@ def plan(ops, ram=BIG, vram=None, force=None, **kw):
      ("4096", 4096), (" 8 m ", 8 << 20), ("1t", 1 << 40)],
 )
 def test_sizes_read_with_binary_units(text: str, want: int):
-    assert parse_size(text) == want
+    assert parse_bytes(text) == want
 
 
 @pytest.mark.parametrize("text", ["", "abc", "12Q", "-1M", "0", "M", "1.2.3G"])
 def test_unreadable_sizes_are_a_usage_error_that_shows_the_format(text: str):
     with pytest.raises(UsageError, match="512M|at least 1 byte"):
-        parse_size(text)
+        parse_bytes(text)
 
 
 def test_the_default_ram_budget_is_half_of_available_memory():

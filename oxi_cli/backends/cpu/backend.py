@@ -102,7 +102,7 @@ class CpuBackend:
                 np.copyto(dst.arrays[c], src.arrays[c])
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
         src_planes, dst_planes = ([h.bits(c) for c in (0, 1, 2, alpha)] for h in (src, dst))
-        color.run_chain(program, src_planes, dst_planes, color.BLOCK_PIXELS)
+        color.run_program(program, src_planes, dst_planes, color.BLOCK_PIXELS)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
         """Run one image op: the method of this backend named after it (resize, blur, place)."""

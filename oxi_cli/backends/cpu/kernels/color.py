@@ -32,7 +32,7 @@ def _lone_loops() -> dict[int, Callable[..., None]]:
 LONE_LOOPS = _lone_loops()
 
 
-def run_chain(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.ndarray], block: int) -> None:
+def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.ndarray], block: int) -> None:
     """Run `program` from flat R, G, B, A planes `src` into `dst` (float32 or half bits; dst may be src).
 
     One op runs its loop over the whole image. Longer chains go `block` pixels at a time: the first op reads
