@@ -85,7 +85,7 @@ class Step:
         unknown = sorted(set(given) - set(names))
         if unknown:
             raise UsageError(f"{self.name} has no parameter {shown(unknown[0])}; it takes {', '.join(names)}")
-        if value is not None:
+        if value is not None and value != "":  # `--resize:width=512 ""`: the parameters say it all
             given[self.value.name] = value
         return given
 

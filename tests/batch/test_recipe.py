@@ -196,3 +196,20 @@ def test_a_huge_recipe_is_refused_before_it_is_read(tmp_path: Path):
         f.truncate(64 << 20)
     with pytest.raises(InputError, match="over 4 MiB are refused"):
         load_recipe(path)
+
+
+def test_a_step_takes_its_commands_parameters_in_every_form(tmp_path: Path):
+    """`oxi resize --width 64 --filter box`, as run flags (pairs, or modifiers with an empty value) and as a
+    recipe table: the one declaration in ops/resize.py serves them all."""
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[[op]]\nresize = {width = 64, filter = "box"}\n')
+    forms = [["--resize", "width=64 filter=box"], ["--resize:filter=box:width=64", ""], ["--recipe", str(recipe)]]
+    for args in forms:
+        _, chain, _ = chain_from(args)
+        (resize,) = chain.ops_for(640, 320)
+        assert (resize.width, resize.height, resize.filter) == (64, 32, "box"), args
+
+
+def test_a_step_given_its_value_twice_says_which_ways():
+    with pytest.raises(OxiError, match="exactly one of --resize, --resize:width"):
+        chain_from(["--resize:width=64", "50%"])
