@@ -32,20 +32,26 @@ os.environ.setdefault("NUMBA_CACHE_DIR", _cache_dir())
 import importlib.abc  # noqa: E402
 import sys  # noqa: E402
 
+# Numba imports these when they are installed, for what no oxi kernel uses: SciPy (0.2-0.3 s) to back np.dot
+# with BLAS, coverage (0.11 s on the H100 box) to report lines its compiler covered.
+_OPTIONAL = ("scipy", "coverage")
 
-class _NoScipy(importlib.abc.MetaPathFinder):
-    """Numba imports SciPy (0.2-0.3 s) only to back np.dot with BLAS, which no oxi kernel uses."""
+
+class _Unwanted(importlib.abc.MetaPathFinder):
+    """Answers Numba's optional imports as if the packages were absent (Numba carries on without them)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
 
     def find_spec(self, name, path, target=None):  # noqa: ANN001
-        if name == "scipy" or name.startswith("scipy."):
-            raise ImportError("oxi does not need SciPy inside Numba")
+        if name.split(".", 1)[0] in self.names:
+            raise ImportError(f"oxi's kernels do not need {name}")
         return None
 
 
-def _import_numba_without_scipy() -> None:
-    if "scipy" in sys.modules:  # the host process already paid for it
-        return
-    blocker = _NoScipy()
+def _import_numba_lean() -> None:
+    # A package the host process already imported (a test run under coverage) costs nothing more, and works.
+    blocker = _Unwanted(tuple(n for n in _OPTIONAL if n not in sys.modules))
     sys.meta_path.insert(0, blocker)
     try:
         import numba.np.arraymath  # noqa: F401  (the module that probes for SciPy's BLAS)
@@ -53,7 +59,7 @@ def _import_numba_without_scipy() -> None:
         sys.meta_path.remove(blocker)
 
 
-_import_numba_without_scipy()
+_import_numba_lean()
 
 import numba  # noqa: E402
 

@@ -6,6 +6,10 @@ float32 and half images alike. The conversions are LLVM's fpext/fptrunc: exact f
 nearest even, overflow to +-Inf, as numpy's float16 casts (a signalling NaN comes back quiet).
 """
 
+# isort: off
+from oxi_cli.jit import kernel, prange, serial  # first: it imports Numba without SciPy and coverage
+
+# isort: on
 import os
 import platform
 
@@ -13,8 +17,6 @@ import numpy as np
 from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic, overload
-
-from oxi_cli.jit import kernel, prange, serial
 
 
 def _in_hardware() -> bool:
