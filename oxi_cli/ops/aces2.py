@@ -9,7 +9,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -328,19 +328,7 @@ def _reach_m_table(reach: _Jmh, limit_j_max: np.float32) -> np.ndarray:
         jmh = np.stack([np.full_like(hues, limit_j_max), m, hues], axis=1)
         return (reach.rgb(jmh) < 0.0).any(axis=1)
 
-    step = f32(50.0)
-    low, high = np.zeros(NOMINAL, np.float32), np.full(NOMINAL, step, np.float32)
-    searching = np.ones(NOMINAL, bool)
-    while (busy := searching & (high < f32(1300.0))).any():
-        out = outside(high)
-        searching &= ~(busy & out)
-        move = busy & ~out
-        low, high = np.where(move, high, low), np.where(move, high + step, high)
-    while (busy := (high - low) > 1e-2).any():
-        mid = (high + low) / f32(2.0)
-        out = outside(mid)
-        high, low = np.where(busy & out, mid, high), np.where(busy & ~out, mid, low)
-    return _wrap(high)
+    return _wrap(_first_true(outside, f32(50.0), f32(1300.0), 1e-2))
 
 
 def _unit_corners() -> np.ndarray:
@@ -506,16 +494,21 @@ def _upper_hull_gamma(hues: np.ndarray, cusp: np.ndarray, peak: np.float32, limi
             ok &= (lim.rgb(np.stack([j_source + slope * m, m, hue], axis=1)) > luminance_limit).any(axis=1)
         return ok
 
-    step = f32(0.4)
+    return _wrap(f32(1.0) / _first_true(fits, f32(0.4), f32(5.0), f32(1e-5)))
+
+
+def _first_true(predicate: Any, step: np.float32, limit: np.float32, precision: float) -> np.ndarray:
+    """Per hue, where `predicate` turns true, as OCIO searches: steps of `step` while under `limit`, then
+    halving the last step until it is within `precision`."""
     low, high = np.zeros(NOMINAL, np.float32), np.full(NOMINAL, step, np.float32)
     searching = np.ones(NOMINAL, bool)
-    while (busy := searching & (high < f32(5.0))).any():
-        found = fits(high)
-        searching &= ~(busy & found)
-        move = busy & ~found
+    while (busy := searching & (high < limit)).any():
+        hit = predicate(high)
+        searching &= ~(busy & hit)
+        move = busy & ~hit
         low, high = np.where(move, high, low), np.where(move, high + step, high)
-    while (busy := (high - low) > f32(1e-5)).any():
+    while (busy := (high - low) > precision).any():
         mid = (high + low) / f32(2.0)
-        found = fits(mid)
-        high, low = np.where(busy & found, mid, high), np.where(busy & ~found, mid, low)
-    return _wrap(f32(1.0) / high)
+        hit = predicate(mid)
+        high, low = np.where(busy & hit, mid, high), np.where(busy & ~hit, mid, low)
+    return high
