@@ -9,7 +9,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Collection, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,13 @@ def tool_version(cmd: Sequence[str]) -> str:
         return "unknown"
     lines = (out.stdout or out.stderr).strip().splitlines()
     return lines[0] if lines else "unknown"
+
+
+def timed(fn: Callable[[], Any], runs: int) -> float:
+    """Median wall seconds of fn() over `runs` calls in this process (fn must wait for its own work)."""
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)

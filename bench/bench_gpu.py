@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from bench._common import (  # noqa: E402
     print_table,
     ratio,
     run_once,
+    timed,
     tool_version,
     write_json,
 )
@@ -77,16 +77,6 @@ def mem_cases(width: int, height: int) -> list[MemCase]:
         MemCase("blur5", "blur σ5.25", "blur", Blur(5.25)),
         MemCase("blur20", "blur σ20", "blur", Blur(20.0), speedup_target=5.0),
     ]
-
-
-def timed(fn: Callable[[], Any], runs: int) -> float:
-    """Median wall seconds of fn() over `runs` calls (fn must wait for its own work)."""
-    samples = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
 
 
 def in_memory(gpu: Any, cpu: Any | None, img: np.ndarray, cases: Sequence[MemCase], runs: int, reps: int) -> dict:
