@@ -66,42 +66,6 @@ fn a2_atan2(y: f32, x: f32) -> f32 {
     return select(r, -r, y < 0.0);
 }
 
-// x ** y for the transform's positive x and y != 0, closer to C's powf than mathf.wgsl's pow_f32: there
-// log2(x) is rounded to float32 as a whole (an absolute error of ulp(e), e the exponent: up to ~1e-6 relative
-// after exp2), which a near-black channel made of the difference of large terms magnifies. Here the exponent
-// part is kept apart: y splits into 12 + 12 bits, y_hi * e is exact, and only small terms are rounded.
-fn a2_pow(x: f32, y: f32) -> f32 {
-    if (!(x > 0.0) || x == bitcast<f32>(0x7f800000u)) {
-        return pow_f32(x, y);  // 0, Inf, NaN, negative: C's special values
-    }
-    var v = x;
-    var e = 0;
-    if (v < 1.17549435e-38) {  // subnormal: make it normal first
-        v = v * 8388608.0;
-        e = -23;
-    }
-    let bits = bitcast<u32>(v);
-    e += i32((bits >> 23u) & 0xffu) - 127;
-    var m = bitcast<f32>((bits & 0x7fffffu) | 0x3f800000u);
-    if (m > SQRT2) {
-        m = m * 0.5;
-        e += 1;
-    }
-    let f = m - 1.0;
-    let s = f / (2.0 + f);
-    let z = s * s;
-    let frac = 2.0 * s * (1.0 + z * (0.33333334 + z * (0.2 + z * (0.14285715 + z * (0.11111111 + z * 0.09090909)))))
-        * LOG2E;
-    let y_hi = bitcast<f32>(bitcast<u32>(y) & 0xfffff000u);
-    let whole = y_hi * f32(e);  // exact: 12 significant bits times at most 8
-    let n = round(whole);
-    let r = (whole - n) + ((y - y_hi) * f32(e) + y * frac);
-    let k = i32(n);
-    let k1 = clamp(k / 2, -126, 127);
-    let k2 = clamp(k - k1, -126, 127);
-    return exp2_f32(r) * bitcast<f32>(u32(k1 + 127) << 23u) * bitcast<f32>(u32(k2 + 127) << 23u);
-}
-
 // OCIO's std::max / std::min argument order: NaN in the second argument loses.
 fn a2_max(a: f32, b: f32) -> f32 {
     return select(a, b, a < b);
@@ -122,14 +86,14 @@ fn a2_mat(o: u32, v: vec3<f32>) -> vec3<f32> {
 }
 
 fn a2_compress(v: f32) -> f32 {
-    let f = a2_pow(abs(v), A2_NL_POWER);
+    let f = pow_f32(abs(v), A2_NL_POWER);
     let ra = f / (A2_NL_OFFSET + f);
     return select(ra, -ra, v < 0.0);
 }
 
 fn a2_uncompress_abs(ra_in: f32) -> f32 {
     let ra = a2_min(ra_in, 0.99);
-    return a2_pow(A2_NL_OFFSET * ra / (1.0 - ra), A2_NL_POWER_INV);
+    return pow_f32(A2_NL_OFFSET * ra / (1.0 - ra), A2_NL_POWER_INV);
 }
 
 fn a2_toe(x: f32, limit: f32, k1_in: f32, k2_in: f32) -> f32 {
@@ -146,10 +110,10 @@ fn a2_toe(x: f32, limit: f32, k1_in: f32, k2_in: f32) -> f32 {
 
 fn a2_tonescale_j(a: f32, o: u32) -> f32 {
     let y = a2_uncompress_abs(params[o + A2_A_W_J] * a) / params[o + A2_F_L_N];
-    let f = params[o + A2_M_2] * a2_pow(y / (y + params[o + A2_S_2]), params[o + A2_G]);
+    let f = params[o + A2_M_2] * pow_f32(y / (y + params[o + A2_S_2]), params[o + A2_G]);
     let y_ts = a2_max(0.0, f * f / (f + params[o + A2_T_1])) * params[o + A2_N_R];
-    let fly = a2_pow(y_ts * params[o + A2_F_L_N], A2_NL_POWER);
-    return 100.0 * a2_pow((fly / (A2_NL_OFFSET + fly)) * params[o + A2_INV_A_W_J], params[o + A2_CZ]);
+    let fly = pow_f32(y_ts * params[o + A2_F_L_N], A2_NL_POWER);
+    return 100.0 * pow_f32((fly / (A2_NL_OFFSET + fly)) * params[o + A2_INV_A_W_J], params[o + A2_CZ]);
 }
 
 fn a2_chroma_compress(j: f32, m: f32, j_ts: f32, m_norm: f32, reach_m: f32, o: u32) -> f32 {
@@ -159,8 +123,8 @@ fn a2_chroma_compress(j: f32, m: f32, j_ts: f32, m_norm: f32, reach_m: f32, o: u
     let inv_gamma = params[o + A2_INV_CZ];
     let nj = j_ts / params[o + A2_LIMIT_J_MAX];
     let snj = a2_max(0.0, 1.0 - nj);
-    let limit = a2_pow(nj, inv_gamma) * reach_m / m_norm;
-    var m_cp = m * a2_pow(j_ts / j, inv_gamma);
+    let limit = pow_f32(nj, inv_gamma) * reach_m / m_norm;
+    var m_cp = m * pow_f32(j_ts / j, inv_gamma);
     m_cp = m_cp / m_norm;
     m_cp = limit - a2_toe(limit - m_cp, limit - 0.001, snj * params[o + A2_SAT],
                           sqrt(nj * nj + params[o + A2_SAT_THR]));
@@ -197,7 +161,7 @@ fn a2_solve_j_intersect(j: f32, m: f32, focus_j: f32, max_j: f32, gain: f32) -> 
 }
 
 fn a2_line_boundary_m(j_axis: f32, slope: f32, inv_gamma: f32, j_max: f32, m_max: f32, j_ref: f32) -> f32 {
-    let shifted = j_ref * a2_pow(j_axis / j_ref, inv_gamma);
+    let shifted = j_ref * pow_f32(j_axis / j_ref, inv_gamma);
     return shifted * m_max / (j_max - slope * m_max);
 }
 
@@ -269,7 +233,7 @@ fn aces2_output(rgb: vec3<f32>, o: u32, to: u32) -> vec3<f32> {
     if (aab.x <= 0.0) {
         return vec3<f32>(0.0);
     }
-    let j = 100.0 * a2_pow(aab.x, params[o + A2_CZ]);
+    let j = 100.0 * pow_f32(aab.x, params[o + A2_CZ]);
     let m = sqrt(aab.y * aab.y + aab.z * aab.z);
     var h = 180.0 * a2_atan2(aab.z, aab.y) / A2_PI;
     if (h < 0.0) {
@@ -298,7 +262,7 @@ fn aces2_output(rgb: vec3<f32>, o: u32, to: u32) -> vec3<f32> {
     let m_cp = a2_chroma_compress(j, m, j_ts, m_norm, reach_m, o);
     let jm = a2_gamut_compress(j_ts, m_cp, h, reach_m, o, to);
 
-    let a_out = a2_pow(jm.x * 0.01, params[o + A2_INV_CZ]);
+    let a_out = pow_f32(jm.x * 0.01, params[o + A2_INV_CZ]);
     let cone = a2_mat(o + A2_AAB_TO_CONE, vec3<f32>(a_out, jm.y * cos1, jm.y * sin1));
     return a2_mat(o + A2_CAM_TO_RGB, vec3<f32>(a2_uncompress(cone.x), a2_uncompress(cone.y), a2_uncompress(cone.z)));
 }

@@ -28,16 +28,9 @@ fn exp2_f32(y: f32) -> f32 {
     return p * bitcast<f32>(u32(k1 + 127) << 23u) * bitcast<f32>(u32(k - k1 + 127) << 23u);
 }
 
-fn log2_f32(x: f32) -> f32 {
-    if (is_nan(x) || x < 0.0) {
-        return bitcast<f32>(0x7fc00000u);
-    }
-    if (x == 0.0) {
-        return bitcast<f32>(0xff800000u);
-    }
-    if (x == bitcast<f32>(0x7f800000u)) {
-        return x;
-    }
+// log2 of a positive, finite x as (its exponent, log2 of its mantissa in [sqrt(1/2), sqrt(2)]): kept apart,
+// the exponent stays exact where pow multiplies it by y.
+fn log2_parts(x: f32) -> vec2<f32> {
     var v = x;
     var e = 0;
     if (v < 1.17549435e-38) {  // subnormal: make it normal first
@@ -56,11 +49,28 @@ fn log2_f32(x: f32) -> f32 {
     let s = f / (2.0 + f);
     let z = s * s;
     let ln_m = 2.0 * s * (1.0 + z * (0.33333334 + z * (0.2 + z * (0.14285715 + z * (0.11111111 + z * 0.09090909)))));
-    return f32(e) + ln_m * LOG2E;
+    return vec2<f32>(f32(e), ln_m * LOG2E);
+}
+
+fn log2_f32(x: f32) -> f32 {
+    if (is_nan(x) || x < 0.0) {
+        return bitcast<f32>(0x7fc00000u);
+    }
+    if (x == 0.0) {
+        return bitcast<f32>(0xff800000u);
+    }
+    if (x == bitcast<f32>(0x7f800000u)) {
+        return x;
+    }
+    let parts = log2_parts(x);
+    return parts.x + parts.y;
 }
 
 // x ** y for the curves' arguments (x >= 0, NaN or +Inf); a negative x gives NaN, as powf does for a
-// non-integer exponent.
+// non-integer exponent. Close to C's powf: rounding log2(x) to float32 as a whole would cost an absolute error
+// of ulp(exponent), up to ~1e-6 relative after exp2 (magnified where a display channel is the difference of
+// large terms, as in ACES 2.0). So y splits into 12 + 12 bits, y_hi * exponent is exact, and only small
+// terms are rounded.
 fn pow_f32(x: f32, y: f32) -> f32 {
     if (y == 0.0) {
         return 1.0;
@@ -68,5 +78,16 @@ fn pow_f32(x: f32, y: f32) -> f32 {
     if (is_nan(x) || is_nan(y) || x < 0.0) {
         return bitcast<f32>(0x7fc00000u);
     }
-    return exp2_f32(y * log2_f32(x));
+    if (x == 0.0 || x == bitcast<f32>(0x7f800000u)) {
+        return exp2_f32(y * log2_f32(x));  // C's special values
+    }
+    let parts = log2_parts(x);
+    let y_hi = bitcast<f32>(bitcast<u32>(y) & 0xfffff000u);
+    let whole = y_hi * parts.x;  // exact: 12 significant bits times at most 8
+    let n = round(whole);
+    let r = (whole - n) + ((y - y_hi) * parts.x + y * parts.y);
+    let k = i32(n);
+    let k1 = clamp(k / 2, -126, 127);
+    let k2 = clamp(k - k1, -126, 127);
+    return exp2_f32(r) * bitcast<f32>(u32(k1 + 127) << 23u) * bitcast<f32>(u32(k2 + 127) << 23u);
 }
