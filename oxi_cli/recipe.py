@@ -52,28 +52,10 @@ class _Files:
     def cdl(self, path: Path, cc_id: str | None, style: str, id_label: str) -> Any:
         from oxi_cli.formats.registry import load_cdl
 
-        cdl = load_cdl(path, cc_id, style)
-        if cc_id is None:
-            _one_correction(path, id_label)
-        return cdl
+        return load_cdl(path, cc_id, style, id_option=id_label)
 
 
 FILES = _Files()
-
-
-def _one_correction(file: Path, option: str) -> None:
-    """A file holding several corrections needs an id: taking the first in silence grades the wrong shot."""
-    from oxi_cli.formats.cdl_xml import read_corrections
-
-    corrections = read_corrections(file.read_bytes(), file)
-    if len(corrections) < 2:
-        return
-    ids = [c.id or f"#{n}" for n, c in enumerate(corrections)]
-    listed = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all)" if len(ids) > 12 else "")
-    raise UsageError(
-        f"{file} holds {len(ids)} corrections ({listed}); pick one with {option} "
-        f"(an id, or an index 0..{len(ids) - 1})"
-    )
 
 
 # --- chains --------------------------------------------------------------------------------------

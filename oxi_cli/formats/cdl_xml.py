@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.parsers import expat
 
-from oxi_cli.errors import FormatError, InputError, OpError
+from oxi_cli.errors import FormatError, InputError, OpError, UsageError
 from oxi_cli.formats.text import looks_like_keyword, parse_number, quote
 from oxi_cli.ops import Cdl
 
@@ -57,13 +57,24 @@ class Correction:
     sat: float
 
 
-def parse_cdl(data: bytes, path: str | Path, cc_id: str | None = None, style: str = "noclamp") -> Cdl:
+def parse_cdl(
+    data: bytes, path: str | Path, cc_id: str | None = None, style: str = "noclamp", id_option: str | None = None
+) -> Cdl:
     """Parse a .cc / .ccc / .cdl file's bytes and return the chosen correction as a Cdl op.
 
-    No id (or an empty one) takes the first correction; otherwise the id is matched against the
-    ColorCorrection ids, then tried as a 0-based index (both as OCIO's FileTransform cccid).
+    No id (or an empty one) takes the first correction, as OCIO's FileTransform does, unless `id_option` (the
+    option that picks one, for the message) asks for an id wherever the file holds several: taking the first
+    in silence grades the wrong shot. Otherwise the id is matched against the ColorCorrection ids, then tried
+    as a 0-based index (both as OCIO's cccid).
     """
     corrections = read_corrections(data, path)
+    if id_option is not None and cc_id is None and len(corrections) > 1:
+        ids = [c.id or f"#{n}" for n, c in enumerate(corrections)]
+        listed = ", ".join(ids[:12]) + (f", ... ({len(ids)} in all)" if len(ids) > 12 else "")
+        raise UsageError(
+            f"{path} holds {len(ids)} corrections ({listed}); pick one with {id_option} "
+            f"(an id, or an index 0..{len(ids) - 1})"
+        )
     chosen = select(corrections, path, cc_id)
     try:
         return Cdl(chosen.slope, chosen.offset, chosen.power, chosen.sat, style)  # type: ignore[arg-type]

@@ -40,8 +40,11 @@ def load_lut(path: str | Path, interp: str = "tetrahedral") -> list[ColorOp]:
     return getattr(importlib.import_module(module), func)(data, path, interp)
 
 
-def load_cdl(path: str | Path, cc_id: str | None = None, style: str = "noclamp") -> Cdl:
-    """Read an ASC CDL XML file (.cc / .ccc / .cdl); `cc_id` picks a correction by id or 0-based index."""
+def load_cdl(
+    path: str | Path, cc_id: str | None = None, style: str = "noclamp", id_option: str | None = None
+) -> Cdl:
+    """Read an ASC CDL XML file (.cc / .ccc / .cdl); `cc_id` picks a correction by id or 0-based index, and
+    with `id_option` a file of several corrections needs one (cdl_xml.parse_cdl)."""
     path = Path(path)
     if path.suffix.lower() not in CDL_EXTENSIONS:
         raise InputError(
@@ -49,7 +52,7 @@ def load_cdl(path: str | Path, cc_id: str | None = None, style: str = "noclamp")
         )
     from oxi_cli.formats.cdl_xml import parse_cdl
 
-    return parse_cdl(_read(path, "CDL", MAX_CDL_BYTES), path, cc_id, style)
+    return parse_cdl(_read(path, "CDL", MAX_CDL_BYTES), path, cc_id, style, id_option)
 
 
 def _read(path: Path, kind: str, max_bytes: int) -> bytes:
