@@ -9,7 +9,7 @@ fn cdl_slope_offset(v: vec3<f32>, o: u32) -> vec3<f32> {
     let offset = vec3<f32>(params[o + 3u], params[o + 4u], params[o + 5u]);
     // As OCIO's renderer: a NaN after slope and offset counts as 0 (both styles). An infinite channel goes
     // through; in `noclamp` the saturation step then makes Inf - Inf, so the whole pixel turns NaN.
-    var s = v * slope + offset;
+    var s = unfused_mul3(v, slope) + offset;
     for (var c = 0u; c < 3u; c++) {
         if (is_nan(s[c])) {
             s[c] = 0.0;
@@ -22,8 +22,8 @@ fn cdl_power_sat(v: vec3<f32>, o: u32) -> vec3<f32> {
     let power = vec3<f32>(params[o + 6u], params[o + 7u], params[o + 8u]);
     // Power only where v > 0: zero and negatives pass unchanged.
     let p = select(v, pow(v, power), v > vec3<f32>(0.0));
-    let l = p.x * LUMA.x + p.y * LUMA.y + p.z * LUMA.z;
-    return l + params[o + 9u] * (p - l);
+    let l = unfused_mul(p.x, LUMA.x) + unfused_mul(p.y, LUMA.y) + unfused_mul(p.z, LUMA.z);
+    return l + unfused_mul3(vec3<f32>(params[o + 9u]), p - l);
 }
 
 fn clamp01(v: vec3<f32>) -> vec3<f32> {

@@ -39,9 +39,9 @@ fn moncurve_channel(x: f32, o: u32, c: u32, forward: bool) -> f32 {
     if (a <= brk) {
         v = a * slope;
     } else if (forward) {
-        v = pow_f32(a * scale + off, gamma);
+        v = pow_f32(unfused_mul(a, scale) + off, gamma);
     } else {
-        v = pow_f32(a, gamma) * scale - off;
+        v = unfused_mul(pow_f32(a, gamma), scale) - off;
     }
     return select(v, -v, mirror && x < 0.0);
 }

@@ -6,7 +6,7 @@
 
 fn exposure_contrast_channel(x: f32, o: u32) -> f32 {
     if (params[o] == 0.0) {
-        return x * params[o + 1u] + params[o + 2u];
+        return unfused_mul(x, params[o + 1u]) + params[o + 2u];
     }
     var v = 0.0;
     let s = x * params[o + 1u];

@@ -10,14 +10,14 @@ const FLT_MIN: f32 = 1.17549435e-38;
 
 fn lin_to_log_channel(x: f32, o: u32, c: u32) -> f32 {
     if (params[o] != 0.0 && x < params[o + 13u + c]) {
-        return params[o + 16u + c] * x + params[o + 19u + c];
+        return unfused_mul(params[o + 16u + c], x) + params[o + 19u + c];
     }
-    var v = x * params[o + 1u + c] + params[o + 4u + c];
+    var v = unfused_mul(x, params[o + 1u + c]) + params[o + 4u + c];
     // std::max(FLT_MIN, v): negatives and NaN floor at FLT_MIN.
     if (!(v > FLT_MIN)) {
         v = FLT_MIN;
     }
-    return log2_f32(v) * params[o + 7u + c] + params[o + 10u + c];
+    return unfused_mul(log2_f32(v), params[o + 7u + c]) + params[o + 10u + c];
 }
 
 fn log_to_lin_channel(x: f32, o: u32, c: u32) -> f32 {

@@ -8,7 +8,7 @@ fn lut1d_channel(x: f32, c: u32, o: u32, to: u32, n: u32) -> f32 {
     let i0 = u32(i);
     let i1 = min(i0 + 1u, n - 1u);
     let a = table(to + i0 * 3u + c);
-    return a + (i - f32(i0)) * (table(to + i1 * 3u + c) - a);
+    return a + unfused_mul(i - f32(i0), table(to + i1 * 3u + c) - a);
 }
 
 fn lut1d(v: vec3<f32>, o: u32, to: u32, n: u32) -> vec3<f32> {
@@ -80,7 +80,7 @@ fn lut1d_half_channel(x_in: f32, c: u32, to: u32) -> f32 {
     }
     let va = table(to + ha * 3u + c);
     let vb = table(to + hb * 3u + c);
-    return (va - vb) * (1.0 - frac) + vb;
+    return unfused_mul(va - vb, 1.0 - frac) + vb;
 }
 
 fn lut1d_half(v: vec3<f32>, to: u32) -> vec3<f32> {

@@ -4,15 +4,21 @@
 
 fn matrix_row(o: u32, i: u32, x: vec4<f32>) -> f32 {
     let m = o + 4u * i;
-    return params[m] * x.x + params[m + 1u] * x.y + params[m + 2u] * x.z + params[m + 3u] * x.w
-        + params[o + 16u + i];
+    return unfused_mul(params[m], x.x) + unfused_mul(params[m + 1u], x.y) + unfused_mul(params[m + 2u], x.z)
+        + unfused_mul(params[m + 3u], x.w) + params[o + 16u + i];
 }
 
 // No alpha read: the fourth column acts on a constant 1 (an image without alpha, or a matrix whose alpha
-// row and column are the identity, so a NaN/Inf alpha never meets a zero coefficient).
+// row and column are the identity, so a NaN/Inf alpha never meets a zero coefficient). It joins the offset
+// before the sum, in the CPU kernel's (OCIO's) order.
 fn matrix_rgb(v: vec3<f32>, o: u32) -> vec3<f32> {
-    let x = vec4<f32>(v, 1.0);
-    return vec3<f32>(matrix_row(o, 0u, x), matrix_row(o, 1u, x), matrix_row(o, 2u, x));
+    var out: vec3<f32>;
+    for (var i = 0u; i < 3u; i++) {
+        let m = o + 4u * i;
+        out[i] = unfused_mul(params[m], v.x) + unfused_mul(params[m + 1u], v.y) + unfused_mul(params[m + 2u], v.z)
+            + (params[m + 3u] + params[o + 16u + i]);
+    }
+    return out;
 }
 
 // Alpha read and written through the fourth row and column.

@@ -6,6 +6,7 @@
 struct Chain {
     count: u32,  // ops in the chain
     slab: u32,   // floats per table binding (a multiple of 3: an RGB entry never straddles two)
+    zero: u32,   // always 0: see unfused_mul
 };
 @group(0) @binding(1) var<uniform> chain: Chain;
 @group(0) @binding(2) var<storage, read> ops: array<vec4<u32>>;
@@ -16,6 +17,18 @@ struct Chain {
 @group(0) @binding(5) var<storage, read> t1: array<f32>;
 @group(0) @binding(6) var<storage, read> t2: array<f32>;
 @group(0) @binding(7) var<storage, read> t3: array<f32>;
+
+// a * b rounded to float32 before anything is added to it. Vulkan drivers may fuse a * b + c into one fma
+// (NVIDIA's do): one rounding instead of two is no longer OCIO's (nor the CPU's) result, and where terms cancel,
+// as in a matrix row on HDR values, the output then differs from OCIO's by far more than 1e-5 of itself. An OR
+// with a uniform that the compiler cannot know is 0 keeps the product a value of its own.
+fn unfused_mul(a: f32, b: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(a * b) | chain.zero);
+}
+
+fn unfused_mul3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+    return bitcast<vec3<f32>>(bitcast<vec3<u32>>(a * b) | vec3<u32>(chain.zero));
+}
 
 fn table3(i: u32) -> vec3<f32> {
     let s = i / chain.slab;

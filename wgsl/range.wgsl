@@ -4,7 +4,7 @@
 #include "program.wgsl"
 
 fn range_channel(x: f32, o: u32) -> f32 {
-    var t = x * params[o] + params[o + 1u];
+    var t = unfused_mul(x, params[o]) + params[o + 1u];
     if (params[o + 4u] != 0.0 && !(params[o + 2u] < t)) {
         t = params[o + 2u];
     }
