@@ -102,13 +102,13 @@ def run_app() -> None:
     import signal
     import sys
 
-    from oxi_cli.backends.select import open_early
-
     args = sys.argv[1:]
     # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
     # A --cluster client computes nothing: its workers open their own devices.
     clustered = os.environ.get("OXI_CLUSTER") or any(a == "--cluster" or a.startswith("--cluster=") for a in args)
     if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help", "--list"} & set(args) and not clustered:
+        from oxi_cli.backends.select import open_early  # only here: the backends import numpy, help needs neither
+
         open_early(args)
     _quiet_warnings()
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch

@@ -1,22 +1,40 @@
 """Operation values: validated, immutable descriptions of what to do to pixels."""
 
-from oxi_cli.ops.aces2 import Aces2Output
+import importlib
+
 from oxi_cli.ops.base import AxisStep, ColorOp, Encoded, ImageOp
-from oxi_cli.ops.blur import Blur
-from oxi_cli.ops.cdl import Cdl
-from oxi_cli.ops.exponent import Exponent, ExponentLinear
-from oxi_cli.ops.exposure_contrast import ExposureContrast
-from oxi_cli.ops.log import Log
-from oxi_cli.ops.lut1d import Lut1d
-from oxi_cli.ops.lut3d import Lut3d
-from oxi_cli.ops.matrix import Matrix
-from oxi_cli.ops.place import Place
-from oxi_cli.ops.range import Range
-from oxi_cli.ops.resize import Resize
+
+# Each op class is imported from its own module on first use, not here: the steps' declarations
+# (oxi_cli.ops.step, each op's STEP) make `oxi --help`, and importing every op for them would load
+# numpy and the ops' other needs before any help is printed (issue 9).
+_HOMES = {
+    "Aces2Output": "aces2",
+    "Blur": "blur",
+    "Cdl": "cdl",
+    "Exponent": "exponent",
+    "ExponentLinear": "exponent",
+    "ExposureContrast": "exposure_contrast",
+    "Log": "log",
+    "Lut1d": "lut1d",
+    "Lut3d": "lut3d",
+    "Matrix": "matrix",
+    "Place": "place",
+    "Range": "range",
+    "Resize": "resize",
+}
 
 Op = ColorOp | ImageOp
 
-__all__ = [
-    "Aces2Output", "AxisStep", "Blur", "Cdl", "ColorOp", "Encoded", "Exponent", "ExponentLinear", "ExposureContrast",
-    "ImageOp", "Log", "Lut1d", "Lut3d", "Matrix", "Op", "Place", "Range", "Resize",
-]
+__all__ = ["AxisStep", "ColorOp", "Encoded", "ImageOp", "Op", *_HOMES]
+
+
+def __getattr__(name: str) -> type:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

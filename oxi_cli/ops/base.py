@@ -6,13 +6,15 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from oxi_cli.errors import OpError
 
-FLOAT32_MAX = float(np.finfo(np.float32).max)
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
+
+# float32's largest finite value, spelled out rather than asked of numpy for the same reason.
+FLOAT32_MAX = (2 - 2**-23) * 2.0**127
 # A window as (x, y, width, height): where an image's pixels (data) or its picture (display) lie.
 Box = tuple[int, int, int, int]
 
@@ -80,6 +82,8 @@ class AxisStep:
 
     def needs(self, start: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Input ranges [start, stop) that make output ranges [start, stop) exact."""
+        import numpy as np
+
         if self.first is None or self.last is None:
             return np.maximum(start - self.radius, 0), np.minimum(stop + self.radius, self.src)
         return self.first[start], self.last[stop - 1] + 1
@@ -173,6 +177,8 @@ def check_finite(label: str, values: Sequence[float]) -> None:
 
 def freeze_lut(op: object, label: str, table: np.ndarray, size: int, min_size: int, max_size: int) -> None:
     """Shared LUT checks (size, finite values, a non-empty domain), then store a read-only contiguous table."""
+    import numpy as np
+
     if not min_size <= size <= max_size:
         raise OpError(f"{label} size must be {min_size}..{max_size}, got {size}")
     if not np.isfinite(table).all():
@@ -190,6 +196,8 @@ def freeze_lut(op: object, label: str, table: np.ndarray, size: int, min_size: i
 
 def lut_domain(op: object) -> list[float]:
     """A LUT's parameters in the colour program: domain minimum RGB, then index scale RGB."""
+    import numpy as np
+
     lo = np.asarray(op.domain_min, dtype=np.float64)  # type: ignore[attr-defined]
     scale = (op.size - 1) / (np.asarray(op.domain_max, np.float64) - lo)  # type: ignore[attr-defined]
     return [*lo.tolist(), *scale.tolist()]

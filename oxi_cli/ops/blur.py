@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import AxisStep, ImageOp
 from oxi_cli.ops.step import Param, Step, StepArgs
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
 MAX_SIGMA = 2000.0
 
@@ -41,6 +42,8 @@ class Blur(ImageOp):
 
     def weights(self) -> np.ndarray:
         """Normalised float64 taps for k = -R..R."""
+        import numpy as np
+
         k = np.arange(-self.radius, self.radius + 1, dtype=np.float64)
         w = np.exp(-(k * k) / (2.0 * self.sigma * self.sigma))
         return w / w.sum()

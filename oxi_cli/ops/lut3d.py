@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import ColorOp, Encoded, freeze_lut, lut_domain
 from oxi_cli.ops.codes import LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR
 from oxi_cli.ops.step import Param, Step, StepArgs
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
 Interp = Literal["tetrahedral", "trilinear"]
 MIN_SIZE, MAX_SIZE = 2, 256
@@ -28,6 +29,8 @@ class Lut3d(ColorOp):
     flops_per_pixel: ClassVar[int] = 60  # index, corner selects, 12 table reads
 
     def __post_init__(self) -> None:
+        import numpy as np
+
         table = np.asarray(self.table, dtype=np.float32)
         n = table.shape[0] if table.ndim == 4 else -1
         if table.ndim != 4 or table.shape != (n, n, n, 3):
@@ -50,6 +53,8 @@ class Lut3d(ColorOp):
     @classmethod
     def from_red_fastest(cls, rows: np.ndarray, size: int, **kwargs: object) -> Lut3d:
         """Build from file rows in .cube order (red changes fastest, blue slowest)."""
+        import numpy as np
+
         rows = np.asarray(rows, dtype=np.float32)
         if rows.shape != (size**3, 3):
             raise OpError(f"3D LUT of size {size} needs {size**3} rows of 3 numbers, got {rows.shape[0]}")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import ColorOp, Encoded, check_finite
 from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA
 from oxi_cli.ops.step import Param, Step, StepArgs
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
 IDENTITY16 = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
@@ -41,6 +42,8 @@ class Matrix(ColorOp):
     @classmethod
     def from_values(cls, values: Sequence[float], offset: Sequence[float] | None = None) -> Matrix:
         """Build from 9 (3x3), 12 (3x4, last column is the offset) or 16 (4x4) row-major numbers."""
+        import numpy as np
+
         vals = [float(v) for v in values]
         off = [0.0, 0.0, 0.0, 0.0]
         if len(vals) == 9:
@@ -65,6 +68,8 @@ class Matrix(ColorOp):
 
     @property
     def array(self) -> np.ndarray:
+        import numpy as np
+
         return np.asarray(self.m, dtype=np.float64).reshape(4, 4)
 
     def touches_alpha(self) -> bool:

@@ -6,8 +6,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar
 
-import numpy as np
-
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import AxisStep, Box, ImageOp
 
@@ -68,5 +66,7 @@ class Place(ImageOp):
 def _axis_step(offset: int, src: int, dst: int) -> AxisStep:
     """Output o copies input o - offset. Outputs in a bar read nothing, but every range must read something:
     they name the nearest input edge, one row or column the kernels never use."""
+    import numpy as np  # here, not at the top: `oxi --help` imports this module (through resize's step)
+
     index = np.clip(np.arange(dst, dtype=np.int64) - offset, 0, src - 1)
     return AxisStep(src, dst, first=index, last=index)

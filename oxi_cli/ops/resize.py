@@ -6,14 +6,15 @@ import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import ClassVar, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import AxisStep, Box, ImageOp
 from oxi_cli.ops.place import Place
 from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
 FilterName = Literal["lanczos3", "catmull-rom", "mitchell", "triangle", "box"]
 # Filter half-widths in source pixels at scale 1.
@@ -100,6 +101,8 @@ class Resize(ImageOp):
 
 def filter_weight(name: str, d: np.ndarray) -> np.ndarray:
     """The named filter evaluated at distances `d` (float64, in filter units)."""
+    import numpy as np
+
     a = np.abs(d)
     if name == "box":
         return (a <= 0.5).astype(np.float64)
@@ -124,6 +127,8 @@ class AxisWeights:
 
 def axis_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
     """Tap indices and normalised weights mapping `src` pixels onto `dst` along one axis."""
+    import numpy as np
+
     scale = src / dst
     stretch = max(1.0, scale)
     support = FILTER_RADIUS[filter_name] * stretch
@@ -165,6 +170,8 @@ def window_weights(
     """Weights of outputs [start[1], start[1] + size[1]) of a full[0] -> full[1] resize, with tap indices
     relative to an input band starting at row start[0] and size[0] rows long (clamped into it: only
     outputs a band crops away can reach past its ends)."""
+    import numpy as np
+
     ax = image_weights(filter_name, *full)
     rows = slice(start[1], start[1] + size[1])
     return AxisWeights(
@@ -177,6 +184,8 @@ def window_weights(
 @lru_cache(maxsize=32)
 def _axis_step(filter_name: str, src: int, dst: int) -> AxisStep:
     """The input range each output range reads: suffix minimum of the first tap, prefix maximum of the last."""
+    import numpy as np
+
     ax = image_weights(filter_name, src, dst)
     first = ax.index[:, 0].astype(np.int64)
     last = ax.index[np.arange(dst), ax.count - 1].astype(np.int64)
@@ -273,6 +282,8 @@ def fit_frame(src_w: int, src_h: int, box_w: int, box_h: int, mode: str) -> Fram
     fit / pad: the largest picture with the source's aspect inside the box (oiiotool's fillmode=letterbox);
     fill: the smallest that covers it (fillmode=width or height, whichever overflows); stretch: the box.
     """
+    import numpy as np
+
     if mode == "stretch":
         return Frame(box_w, box_h, 0, 0, box_w, box_h)
     f32 = np.float32
