@@ -73,9 +73,18 @@ def get_backend(
     auto_weighs_gpu = kind == "auto" and device is None and needed and _hardware_gpu_possible()
     # The GPU estimated is the one that would run: auto's hardware GPU, else what --backend gpu would open.
     estimate = job.estimate(threads, device, any_kind=not auto_weighs_gpu) if job is not None and needed else None
-    backend, why = _choose(kind, device, threads, needed, estimate if auto_weighs_gpu else None)
-    backend.reason, backend.estimate = why, estimate
+    weighed = estimate if auto_weighs_gpu else None
+    backend, why = _choose(kind, device, threads, needed, weighed)
+    backend.reason, backend.estimate, backend.weighed = why, estimate, weighed
     return backend  # type: ignore[return-value]
+
+
+def auto_pair(chosen: DeferredBackend, threads: int | None) -> tuple[DeferredBackend, DeferredBackend]:
+    """(CPU, GPU) for a batch that times both (batch/trial.py): `chosen`, auto's pick by estimate, and the
+    other one, opening in the background now. A GPU that will not open stands in as the CPU."""
+    if chosen.weighed is not None and chosen.weighed.faster == "cpu":
+        return chosen, _deferred("auto", None, threads)
+    return _deferred_cpu(threads), chosen
 
 
 def _choose(
@@ -171,6 +180,7 @@ class DeferredBackend:
         self._name = name
         self.reason = ""  # why this backend (get_backend)
         self.estimate: Any = None  # both backends' estimated seconds (cost.Estimate), when a job was weighed
+        self.weighed: Any = None  # the estimate when `auto` chose by it between the CPU and a hardware GPU
         self._fallback = fallback
         self._backend: Backend | None = None
         self._opened: Backend | None = None

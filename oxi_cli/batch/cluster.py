@@ -333,7 +333,9 @@ class WorkerBatch(Batch):
         self.raw_backend, self.backend = backend, serialised
         self.reporter, self.done = NullReporter(), queue.Queue()  # type: ignore[assignment]
         self.fallback_lock = threading.Lock()
-        self._device = None
+        self.trial = None
+        self._serialized = {id(backend): serialised}  # the worker's one lock, shared by its tasks' threads
+        self._devices = {}
 
 
 def run_task(task: Task, chain: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, memory_budget
+from oxi_cli.batch.trial import Trial, worth_timing
 from oxi_cli.errors import BackendUnavailable, GpuFailure, OxiError, UsageError
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
@@ -41,6 +42,8 @@ class Job:
     footprint: Footprint | None = None
     plan: Any = None
     thread: threading.Thread | None = None
+    backend: Any = None  # the raw backend this file runs on (a trial hands out both); None: the batch's
+    slot: int | None = None  # its place in the trial, if any
 
 
 def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress) -> Any:
@@ -147,8 +150,10 @@ class Batch:
         self.cancel = threading.Event()
         self.backend: Any = None
         self.raw_backend: Any = None
+        self.trial: Trial | None = None
+        self._serialized: dict[int, SerializedBackend] = {}
         self.fallback_lock = threading.Lock()
-        self._device: str | None = None
+        self._devices: dict[int, str] = {}  # id(raw backend) -> its device's name
         mode = "quiet" if opts.quiet else "plain"
         if not opts.quiet and not opts.json and _isatty(self.err) and _isatty(sys.stdout):
             mode = "fancy"
@@ -237,19 +242,29 @@ class Batch:
                 self.emit(job.record)
 
     def _open_backend(self) -> None:
-        from oxi_cli.backends.select import get_backend
+        from oxi_cli.backends.select import auto_pair, get_backend
         from oxi_cli.io import set_io_threads
 
         set_io_threads(self.opts.threads)
         needed = self.chain.computes_anything()
         job = self._weighed_job() if needed else None
         self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed, job=job)
-        self.backend = SerializedBackend(self.raw_backend)
+        self.backend = self._serialize(self.raw_backend)
+        weighed = vars(self.raw_backend).get("weighed")
+        if self.scheduler_jobs == 1 and not self.opts.plan_only and worth_timing(weighed, job and job.files):
+            cpu, gpu = auto_pair(self.raw_backend, self.opts.threads)
+            self.trial = Trial(cpu, gpu)
         vram = None
         # Only with several jobs does the device's memory decide anything (asking waits for the GPU to open).
         if self.scheduler_jobs > 1 and self.backend.name == "gpu":
             vram = int(self.backend.limits().usable_memory)
         self.scheduler = Scheduler(self.scheduler_jobs, self.budget, vram)
+
+    def _serialize(self, raw: Any) -> SerializedBackend:
+        return self._serialized.setdefault(id(raw), SerializedBackend(raw))
+
+    def _raw(self, job: Job) -> Any:
+        return job.backend if job.backend is not None else self.raw_backend
 
     def _backend_reason(self) -> str:
         # A DeferredBackend answers any attribute by opening itself: read the reason from its own __dict__.
@@ -318,15 +333,22 @@ class Batch:
         try:
             spec = read_spec(job.item.path)
             job.ops = self.chain.ops_for(spec.width, spec.height, holds_windows(job.output))
+            if self.trial is not None and job.backend is None:
+                job.backend, job.slot = self.trial.next_backend()
+                if job.slot is None and self.trial.reason and not self.opts.quiet:
+                    self.reporter.message(f"oxi: {self.trial.reason}")
+                    self.trial.reason = ""
             job.plan = self._plan(job)
             job.footprint = Footprint(job.plan.ram_bytes, job.plan.vram_bytes)
             if self.target.kind != "file":
                 job.output.parent.mkdir(parents=True, exist_ok=True)
         except OxiError as e:
             self._fail(rec, e, str(e), e.exit_code)
+            self._trial_finished(job)
             return False
         except OSError as e:
             self._fail(rec, e, f"cannot create the output folder {job.output.parent}: {e.strerror or e}", 1)
+            self._trial_finished(job)
             return False
         rec.width, rec.height = spec.width, spec.height
         rec.ops = self.chain.describe(job.ops)
@@ -356,12 +378,18 @@ class Batch:
 
         if all(op.is_identity() for op in job.ops):
             return plan(HostOnly())
-        opening = not getattr(self.raw_backend, "ready", True)
+        raw = self._raw(job)
+        opening = not getattr(raw, "ready", True)
         if opening and not self.opts.plan_only and self.opts.vram_limit is None:
             provisional = plan(HostOnly())
             if provisional.vram_bytes <= ANY_GPU_HOLDS:
                 return provisional
-        return plan(self.raw_backend)
+        return plan(raw)
+
+    def _trial_finished(self, job: Job) -> None:
+        if self.trial is not None and job.slot is not None:
+            rec = job.record
+            self.trial.finished(job.slot, rec.seconds if rec.status == "ok" else None, rec.backend)
 
     def _fail(self, rec: FileRecord, error: BaseException, message: str, code: int) -> None:
         """Record a failure; call inside the `except` block (the traceback is taken from there)."""
@@ -397,10 +425,10 @@ class Batch:
 
         try:
             result = self._process(job, progress)
-            self._fill(rec, result)
+            self._fill(job, result)
         except KeyboardInterrupt:
             if result is not None:
-                self._fill(rec, result)
+                self._fill(job, result)
             else:
                 rec.status = "interrupted"
                 rec.error = "interrupted"
@@ -416,44 +444,53 @@ class Batch:
             rec.finished = time.time()
             rec.seconds = time.perf_counter() - t0
             rec.peak_memory_bytes = _peak_rss()
+            self._trial_finished(job)
             self.done.put(job.index)
 
     def _process(self, job: Job, progress: Progress) -> Any:
         """process_file(); after a GPU failure mid-file, `auto` warns, switches to the CPU for the rest of
         the batch and redoes this file there (DeferredBackend.fall_back); `--backend gpu` fails the file."""
+        raw = self._raw(job)
+        backend = self._serialize(raw)
         try:
-            return process_file(job, self.backend, self.opts, progress)
+            return process_file(job, backend, self.opts, progress)
         except OxiError as e:
-            if not isinstance(e, GpuFailure) or not hasattr(self.raw_backend, "fall_back"):
+            if not isinstance(e, GpuFailure) or not hasattr(raw, "fall_back"):
                 raise
             with self.fallback_lock:
-                if self.backend.name == "gpu":  # the first failing file switches; the others just redo
-                    self.raw_backend.fall_back(e)
-        return process_file(job, self.backend, self.opts, progress)
+                if backend.name == "gpu":  # the first failing file switches; the others just redo
+                    raw.fall_back(e)
+        return process_file(job, backend, self.opts, progress)
 
-    def _fill(self, rec: FileRecord, result: Any) -> None:
+    def _fill(self, job: Job, result: Any) -> None:
+        rec = job.record
         rec.status = "ok"
         rec.backend = result.backend
-        rec.device = self._device_name()
+        rec.device = self._device_name(self._raw(job))
         rec.strategy = result.strategy
         rec.out_width, rec.out_height = result.out_width, result.out_height
         rec.stages = {k: float(v) for k, v in result.seconds.items() if k != "total"}
 
-    def _device_name(self) -> str:
-        if self._device is not None:
-            return self._device
-        if self.backend.name == "gpu":
+    def _device_name(self, raw: Any) -> str:
+        """What the file ran on, named once per backend."""
+        if id(raw) not in self._devices:
+            name = self._name_device(raw)
+            if not name.startswith("GPU not used"):
+                self._devices[id(raw)] = name
+            return name
+        return self._devices[id(raw)]
+
+    def _name_device(self, raw: Any) -> str:
+        if raw.name == "gpu":
             # A chain with nothing to compute used no device, however far the GPU's background open got.
-            if not self.chain.computes_anything() or not getattr(self.raw_backend, "ready", True):
+            if not self.chain.computes_anything() or not getattr(raw, "ready", True):
                 return "GPU not used (nothing to compute)"
-            adapter = getattr(self.backend, "adapter", None)
+            adapter = getattr(raw, "adapter", None)
             if adapter is not None:
-                self._device = f"{adapter.name} ({adapter.api})"
-                return self._device
+                return f"{adapter.name} ({adapter.api})"
         import platform
 
-        self._device = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-        return self._device
+        return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
 
     # --- Ctrl-C ------------------------------------------------------------------------------------------
 

@@ -1,0 +1,66 @@
+"""`auto` on a batch whose estimate is close: one frame timed on each backend, the rest on the faster."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+# Frames each backend runs before the choice: the first warms it up (Numba's kernels, the GPU's device and
+# pipelines), the second is timed.
+FRAMES_EACH = 2
+# Below this many files the frames run on the slower backend cost more than a wrong guess would.
+MIN_FILES = 4 * FRAMES_EACH
+# Estimates further apart than this are trusted; closer ones are timed (the CPU's figure was 1.7x off for a
+# grade-look-blur chain on 16 cores, and the GPU's per-frame stages beat the CPU's beyond compute).
+TRUSTED_RATIO = 4.0
+
+
+def worth_timing(estimate: Any, files: int | None) -> bool:
+    """Whether a batch of `files` should time both backends rather than trust `estimate` (cost.Estimate)."""
+    if estimate is None or files is None or files < MIN_FILES:
+        return False
+    fast, slow = sorted((estimate.cpu_s, estimate.gpu_s))
+    return slow < TRUSTED_RATIO * max(fast, 1e-6)
+
+
+class Trial:
+    """Hands out backends frame by frame: FRAMES_EACH to the CPU, FRAMES_EACH to the GPU, then the one whose
+    timed frame took less. Files are handed out in order by one thread; their ends are reported from others."""
+
+    def __init__(self, cpu: Any, gpu: Any) -> None:
+        self.order = [cpu] * FRAMES_EACH + [gpu] * FRAMES_EACH
+        self.timed_slots = {FRAMES_EACH - 1: "cpu", 2 * FRAMES_EACH - 1: "gpu"}
+        self.seconds: dict[str, float | None] = {}
+        self.handed = 0
+        self.decided = threading.Event()
+        self.winner: Any = None
+        self.reason = ""
+
+    def next_backend(self) -> tuple[Any, int | None]:
+        """The backend for the next file and its slot in the trial (None after it), waiting for the timed
+        frames to finish once they are all handed out."""
+        slot = self.handed
+        self.handed += 1
+        if slot < len(self.order):
+            return self.order[slot], slot
+        self.decided.wait()
+        return self.winner, None
+
+    def finished(self, slot: int | None, seconds: float | None, ran_on: str | None) -> None:
+        """A file of the trial ended: `seconds` when it succeeded, on the backend named `ran_on` (a GPU that
+        would not open falls back to the CPU, which then stands for it)."""
+        if slot not in self.timed_slots:
+            return
+        wanted = self.timed_slots[slot]
+        self.seconds[wanted] = seconds if ran_on == wanted else None
+        if len(self.seconds) == len(self.timed_slots):
+            self._decide()
+
+    def _decide(self) -> None:
+        cpu, gpu = self.seconds.get("cpu"), self.seconds.get("gpu")
+        use_gpu = gpu is not None and (cpu is None or gpu < cpu)
+        self.winner = self.order[-1] if use_gpu else self.order[0]
+        shown = ", ".join(f"{name.upper()} {'failed' if s is None else f'{s:.2f} s'}" for name, s in
+                          (("cpu", cpu), ("gpu", gpu)))
+        self.reason = f"auto timed a frame on each backend ({shown}): the {'GPU' if use_gpu else 'CPU'} runs the rest"
+        self.decided.set()
