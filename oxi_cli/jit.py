@@ -73,6 +73,14 @@ kernel = numba.njit(parallel=True, cache=True, nogil=True)
 # Neighbourhood sums may fuse multiply-adds (more accurate, never changes NaN/Inf behaviour).
 spatial_kernel = numba.njit(parallel=True, cache=True, nogil=True, fastmath={"contract"})
 serial = numba.njit(cache=True, nogil=True, inline="always")
+# Loops LLVM should vectorise divide as IEEE says (x / 0 is +-Inf or NaN): Numba's default checks every divisor
+# for zero to raise ZeroDivisionError, a branch in the loop, which no longer vectorises.
+vector_kernel = numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+# Maths helpers that such loops call a dozen times each (kernels/mathf.py): compiled once, inlined by LLVM where
+# small enough. Inlined as Numba IR instead, every call is typed and lowered again (a kernel doing that took a
+# minute); `helper_inline` is for the thin ones around them that LLVM would leave as calls.
+helper = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+helper_inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 prange = numba.prange
 
 

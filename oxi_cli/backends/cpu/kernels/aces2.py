@@ -1,11 +1,19 @@
-"""ACES 2.0 output transform per pixel, in float32 and in OCIO's order of operations (ACES2/Transform.cpp)."""
+"""ACES 2.0 output transform in float32, OCIO's order of operations (ACES2/Transform.cpp), in vectorised stages."""
+
+# Pixels go BLOCK at a time through loops over float32 scratch rows: the maths up to the tone-mapped J, then
+# hue, its cos and sin and the hue table's rows (scalar: libm's atan2f, sinf, cosf and log10f, as OCIO calls
+# them; correctly rounded ones differ from glibc's for 1-14% of arguments, and OCIO's results with them), then
+# chroma and gamut compression to RGB. The first and last hold the 17 powf calls of a pixel, as kernels/mathf.py's
+# inline pow, and no branch (every `if` is a select: each pixel computes every path and keeps the one OCIO's
+# branches take), so LLVM runs them 8 float32 or 4 float64 pixels at a time.
 
 import math
 
 import numpy as np
 
 from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.mathf import pow_f32
+from oxi_cli.jit import prange, serial, vector_kernel
 from oxi_cli.ops.codes import ACES2_OUTPUT
 
 F = np.float32
@@ -33,6 +41,14 @@ SAT, SAT_THR, COMPR, CHROMA_SCALE = 47, 48, 49, 50
 MID_J, FOCUS_DIST, LOWER_GAMMA_INV, SEARCH_LO, SEARCH_HI = 51, 52, 53, 54, 55
 ROW, HUE, CUSP_J, CUSP_M, GAMMA_TOP_INV, REACH_M = 5, 0, 1, 2, 3, 4
 UPPER_WRAP = 361
+# Pixels a block: the scratch (16 rows of float32, 16 KiB) stays in L1.
+BLOCK = 256
+# Scratch rows: RGB in and out, what the first loop hands the others, then the hue loop's.
+S_R, S_G, S_B, S_STATE, S_A, S_BB, S_J, S_M, S_J_TS = range(9)
+H_COS, H_SIN, H_REACH_M, H_CUSP_J, H_CUSP_M, H_GAMMA_TOP_INV, H_GAIN = range(9, 16)
+ROWS = 16
+# S_STATE: the pixel's outcome before compression (OCIO's early returns).
+LIVE, BLACK, INVALID = F(0.0), F(1.0), F(2.0)
 
 
 @serial
@@ -62,51 +78,48 @@ def _mat(p, o, x, y, z):
 @serial
 def _compress(v):
     """Post-adaptation cone response compression of |v|, sign restored."""
-    f = abs(v) ** NL_POWER
+    f = pow_f32(abs(v), NL_POWER)
     return math.copysign(f / (NL_OFFSET + f), v)
 
 
 @serial
 def _uncompress_abs(ra):
     ra = _min(ra, RA_MAX)
-    return (NL_OFFSET * ra / (ONE - ra)) ** NL_POWER_INV
+    return pow_f32(NL_OFFSET * ra / (ONE - ra), NL_POWER_INV)
 
 
 @serial
 def _toe(x, limit, k1_in, k2_in):
-    if x > limit:
-        return x
     k2 = _max(k2_in, TOE_K2_MIN)
     k1 = math.sqrt(k1_in * k1_in + k2 * k2)
     k3 = (limit + k1) / (limit + k2)
     minus_b = k3 * x - k1
     minus_ac = k2 * k3 * x
-    return HALF * (minus_b + math.sqrt(minus_b * minus_b + FOUR * minus_ac))
+    toed = HALF * (minus_b + math.sqrt(minus_b * minus_b + FOUR * minus_ac))
+    return x if x > limit else toed
 
 
 @serial
 def _tonescale_j(a, p, o):
     """Tone-mapped J of an achromatic response a > 0: to luminance, OCIO's tone curve, back to J."""
     y = _uncompress_abs(p[o + A_W_J] * a) / p[o + F_L_N]
-    f = p[o + M_2] * (y / (y + p[o + S_2])) ** p[o + G]
+    f = p[o + M_2] * pow_f32(y / (y + p[o + S_2]), p[o + G])
     y_ts = _max(ZERO, f * f / (f + p[o + T_1])) * p[o + N_R]
-    fly = (y_ts * p[o + F_L_N]) ** NL_POWER
-    return J_SCALE * ((fly / (NL_OFFSET + fly)) * p[o + INV_A_W_J]) ** p[o + CZ]
+    fly = pow_f32(y_ts * p[o + F_L_N], NL_POWER)
+    return J_SCALE * pow_f32((fly / (NL_OFFSET + fly)) * p[o + INV_A_W_J], p[o + CZ])
 
 
 @serial
 def _chroma_compress(j, m, j_ts, m_norm, reach_m, p, o):
-    if m == ZERO:
-        return m
     inv_gamma = p[o + INV_CZ]
     nj = j_ts / p[o + LIMIT_J_MAX]
     snj = _max(ZERO, ONE - nj)
-    limit = nj**inv_gamma * reach_m / m_norm
-    m_cp = m * (j_ts / j) ** inv_gamma
+    limit = pow_f32(nj, inv_gamma) * reach_m / m_norm
+    m_cp = m * pow_f32(j_ts / j, inv_gamma)
     m_cp = m_cp / m_norm
     m_cp = limit - _toe(limit - m_cp, limit - LIMIT_MARGIN, snj * p[o + SAT], math.sqrt(nj * nj + p[o + SAT_THR]))
     m_cp = _toe(m_cp, limit, nj * p[o + COMPR], snj)
-    return m_cp * m_norm
+    return m if m == ZERO else m_cp * m_norm
 
 
 @serial
@@ -129,44 +142,41 @@ def _hue_interval(h, t, to, lo, hi):
 def _solve_j_intersect(j, m, focus_j, max_j, gain):
     m_scaled = m / gain
     a = m_scaled / focus_j
-    if j < focus_j:
-        b = ONE - m_scaled
-        c = -j
-        return -TWO * c / (b + math.sqrt(b * b - FOUR * a * c))
+    b_below = ONE - m_scaled
+    c_below = -j
+    below = -TWO * c_below / (b_below + math.sqrt(b_below * b_below - FOUR * a * c_below))
     b = -(ONE + m_scaled + max_j * a)
     c = max_j * m_scaled + j
-    return -TWO * c / (b - math.sqrt(b * b - FOUR * a * c))
+    above = -TWO * c / (b - math.sqrt(b * b - FOUR * a * c))
+    return below if j < focus_j else above
 
 
 @serial
 def _line_boundary_m(j_axis, slope, inv_gamma, j_max, m_max, j_ref):
     """Where the line J = slope * M + j_axis meets the hull J = j_max * (M / m_max) ** (1 / inv_gamma),
     estimated through a shifted straight line as OCIO does."""
-    shifted = j_ref * (j_axis / j_ref) ** inv_gamma
+    shifted = j_ref * pow_f32(j_axis / j_ref, inv_gamma)
     return shifted * m_max / (j_max - slope * m_max)
 
 
 @serial
-def _gamut_compress(j, m, h, reach_m, p, o, t, to):
-    """Compressed (J, M) of a tone-mapped colour, towards the limiting gamut's hull at hue h."""
+def _focus_gain(j, cusp_j, p, o):
+    """The focus point's gain for tone-mapped J and the cusp's J at its hue (a log10 for J above the cusp)."""
     limit_j = p[o + LIMIT_J_MAX]
-    if j <= ZERO:
-        return ZERO, ZERO
-    if m <= ZERO or j > limit_j:
-        return j, ZERO
-    i = _hue_interval(h, t, to, int(p[o + SEARCH_LO]), int(p[o + SEARCH_HI]))
-    lo, hi = to + (i - 1) * ROW, to + i * ROW
-    w = (h - t[lo + HUE]) / (t[hi + HUE] - t[lo + HUE])
-    cusp_j = _lerp(t[lo + CUSP_J], t[hi + CUSP_J], w)
-    cusp_m = _lerp(t[lo + CUSP_M], t[hi + CUSP_M], w)
-    gamma_top_inv = _lerp(t[lo + GAMMA_TOP_INV], t[hi + GAMMA_TOP_INV], w)
-    focus_j = _lerp(cusp_j, p[o + MID_J], _min(ONE, CUSP_MID_BLEND - (cusp_j / limit_j)))
     threshold = _lerp(cusp_j, limit_j, FOCUS_GAIN_BLEND)
-
     gain = limit_j * p[o + FOCUS_DIST]
     if j > threshold:
         adjust = math.log10((limit_j - threshold) / _max(GAIN_FLOOR, limit_j - j))
         gain = gain * (adjust * adjust + ONE)
+    return gain
+
+
+@serial
+def _gamut_compress(j, m, cusp_j, cusp_m, gamma_top_inv, gain, reach_m, p, o):
+    """Compressed (J, M) of a tone-mapped colour, towards the limiting gamut's hull (cusp, upper gamma and
+    focus gain at its hue)."""
+    limit_j = p[o + LIMIT_J_MAX]
+    focus_j = _lerp(cusp_j, p[o + MID_J], _min(ONE, CUSP_MID_BLEND - (cusp_j / limit_j)))
     j_source = _solve_j_intersect(j, m, focus_j, limit_j, gain)
     scaler = j_source if j_source < focus_j else limit_j - j_source
     slope = scaler * (j_source - focus_j) / (focus_j * gain)
@@ -177,66 +187,111 @@ def _gamut_compress(j, m, h, reach_m, p, o, t, to):
     s = SMOOTH_CUSPS * cusp_m
     k = _max(s - abs(lower - upper), ZERO) / s
     boundary = min(lower, upper) - k * k * k * s * SIXTH
-    if boundary <= ZERO:
-        return j, ZERO
 
     reach = _line_boundary_m(j_source, slope, p[o + INV_CZ], limit_j, reach_m, limit_j)
     proportion = _max(boundary / reach, COMPRESSION_THRESHOLD)
     threshold_m = proportion * boundary
-    if m <= threshold_m or proportion >= ONE:
-        return j_source + m * slope, m
     # Reinhard curve from the threshold: the gamut boundary maps to itself, the reach boundary to infinity.
     reach_offset = reach - threshold_m
     scale = reach_offset / ((reach_offset / (boundary - threshold_m)) - ONE)
     nd = (m - threshold_m) / scale
     remapped = threshold_m + scale * nd / (ONE + nd)
-    return j_source + remapped * slope, remapped
+    m_out = m if (m <= threshold_m) | (proportion >= ONE) else remapped
+    # OCIO's early returns, last first: no compression (J kept, M 0) outside the hull's J range, M or hull empty.
+    j_out = j_source + m_out * slope
+    keep = (m <= ZERO) | (j > limit_j) | (boundary <= ZERO)
+    j_out = j if keep else j_out
+    m_out = ZERO if keep else m_out
+    return (ZERO if j <= ZERO else j_out), (ZERO if j <= ZERO else m_out)
 
 
 @serial
-def aces2_output(r, g, b, p, o, t, to):
-    """ACES AP0 (r, g, b) to display-linear RGB of the limiting gamut. p[o:] holds ops/aces2.py's
-    PARAM_NAMES, t[to:] its (363, 5) table. NaN or Inf in gives NaN out, as OCIO; A <= 0 gives black."""
-    c0, c1, c2 = _mat(p, o + RGB_TO_CAM, r, g, b)
-    big_a, a, bb = _mat(p, o + CONE_TO_AAB, _compress(c0), _compress(c1), _compress(c2))
-    if big_a != big_a or a != a or bb != bb:
-        return NAN, NAN, NAN  # Inf or NaN in: no hue, no table row to read
-    if big_a <= ZERO:
-        return ZERO, ZERO, ZERO
-    j = J_SCALE * big_a ** p[o + CZ]
-    m = math.sqrt(a * a + bb * bb)
-    h = DEG_180 * math.atan2(bb, a) / PI
-    if h < ZERO:
-        h = h + DEG_360
-    base = int(h)
-    reach_m = _lerp(t[to + (base + 1) * ROW + REACH_M], t[to + (base + 2) * ROW + REACH_M], h - F(base))
-    h_rad = PI * h / DEG_180
-    cos1, sin1 = math.cos(h_rad), math.sin(h_rad)
-    cos2 = TWO * cos1 * cos1 - ONE
-    sin2 = TWO * cos1 * sin1
-    cos3 = FOUR * cos1 * cos1 * cos1 - THREE * cos1
-    sin3 = THREE * sin1 - FOUR * sin1 * sin1 * sin1
-    m_norm = (W_C1 * cos1 + W_C2 * cos2 + W_C3 * cos3 + W_S1 * sin1 + W_S2 * sin2 + W_S3 * sin3 + W_0) * p[
-        o + CHROMA_SCALE]
-
-    j_ts = _tonescale_j(big_a, p, o)
-    m_cp = _chroma_compress(j, m, j_ts, m_norm, reach_m, p, o)
-    j_out, m_out = _gamut_compress(j_ts, m_cp, h, reach_m, p, o, t, to)
-
-    a_out = (j_out * INV_J_SCALE) ** p[o + INV_CZ]
-    r_a, g_a, b_a = _mat(p, o + AAB_TO_CONE, a_out, m_out * cos1, m_out * sin1)
-    r_m = math.copysign(_uncompress_abs(abs(r_a)), r_a)
-    g_m = math.copysign(_uncompress_abs(abs(g_a)), g_a)
-    b_m = math.copysign(_uncompress_abs(abs(b_a)), b_a)
-    return _mat(p, o + CAM_TO_RGB, r_m, g_m, b_m)
+def _to_cam(s, p, o):
+    """Scratch RGB (ACES AP0) to the pixel's state, a and b, J, M and tone-mapped J. NaN or Inf in gives
+    INVALID (OCIO's renderer: no hue, no table row), A <= 0 BLACK."""
+    for i in range(BLOCK):
+        c0, c1, c2 = _mat(p, o + RGB_TO_CAM, s[S_R, i], s[S_G, i], s[S_B, i])
+        big_a, a, bb = _mat(p, o + CONE_TO_AAB, _compress(c0), _compress(c1), _compress(c2))
+        invalid = (big_a != big_a) | (a != a) | (bb != bb)
+        s[S_STATE, i] = INVALID if invalid else (BLACK if big_a <= ZERO else LIVE)
+        s[S_A, i] = a
+        s[S_BB, i] = bb
+        s[S_J, i] = J_SCALE * pow_f32(big_a, p[o + CZ])
+        s[S_M, i] = math.sqrt(a * a + bb * bb)
+        s[S_J_TS, i] = _tonescale_j(big_a, p, o)
 
 
-@kernel
+@serial
+def _hue_rows(s, p, o, t, to):
+    """The hue's cos and sin, reach M, the limiting gamut's cusp J, M and upper hull gamma there, and the
+    focus gain; any hue for pixels that are not LIVE."""
+    lo_step, hi_step = int(p[o + SEARCH_LO]), int(p[o + SEARCH_HI])
+    for i in range(BLOCK):
+        h = ZERO
+        if s[S_STATE, i] == LIVE:
+            h = DEG_180 * math.atan2(s[S_BB, i], s[S_A, i]) / PI
+            if h < ZERO:
+                h = h + DEG_360
+        h_rad = PI * h / DEG_180
+        s[H_COS, i], s[H_SIN, i] = math.cos(h_rad), math.sin(h_rad)
+        base = int(h)
+        s[H_REACH_M, i] = _lerp(t[to + (base + 1) * ROW + REACH_M], t[to + (base + 2) * ROW + REACH_M], h - F(base))
+        k = _hue_interval(h, t, to, lo_step, hi_step)
+        lo, hi = to + (k - 1) * ROW, to + k * ROW
+        w = (h - t[lo + HUE]) / (t[hi + HUE] - t[lo + HUE])
+        cusp_j = _lerp(t[lo + CUSP_J], t[hi + CUSP_J], w)
+        s[H_CUSP_J, i] = cusp_j
+        s[H_CUSP_M, i] = _lerp(t[lo + CUSP_M], t[hi + CUSP_M], w)
+        s[H_GAMMA_TOP_INV, i] = _lerp(t[lo + GAMMA_TOP_INV], t[hi + GAMMA_TOP_INV], w)
+        s[H_GAIN, i] = _focus_gain(s[S_J_TS, i], cusp_j, p, o)
+
+
+@serial
+def _to_rgb(s, p, o):
+    """Chroma and gamut compression, then back to display-linear RGB of the limiting gamut, into scratch RGB."""
+    for i in range(BLOCK):
+        cos1, sin1 = s[H_COS, i], s[H_SIN, i]
+        cos2 = TWO * cos1 * cos1 - ONE
+        sin2 = TWO * cos1 * sin1
+        cos3 = FOUR * cos1 * cos1 * cos1 - THREE * cos1
+        sin3 = THREE * sin1 - FOUR * sin1 * sin1 * sin1
+        m_norm = (W_C1 * cos1 + W_C2 * cos2 + W_C3 * cos3 + W_S1 * sin1 + W_S2 * sin2 + W_S3 * sin3 + W_0) * p[
+            o + CHROMA_SCALE]
+        reach_m, j_ts = s[H_REACH_M, i], s[S_J_TS, i]
+        m_cp = _chroma_compress(s[S_J, i], s[S_M, i], j_ts, m_norm, reach_m, p, o)
+        j_out, m_out = _gamut_compress(j_ts, m_cp, s[H_CUSP_J, i], s[H_CUSP_M, i], s[H_GAMMA_TOP_INV, i],
+                                       s[H_GAIN, i], reach_m, p, o)
+        a_out = pow_f32(j_out * INV_J_SCALE, p[o + INV_CZ])
+        r_a, g_a, b_a = _mat(p, o + AAB_TO_CONE, a_out, m_out * cos1, m_out * sin1)
+        r_m = math.copysign(_uncompress_abs(abs(r_a)), r_a)
+        g_m = math.copysign(_uncompress_abs(abs(g_a)), g_a)
+        b_m = math.copysign(_uncompress_abs(abs(b_a)), b_a)
+        r, g, b = _mat(p, o + CAM_TO_RGB, r_m, g_m, b_m)
+        state = s[S_STATE, i]
+        black = ZERO if state == BLACK else NAN
+        s[S_R, i] = r if state == LIVE else black
+        s[S_G, i] = g if state == LIVE else black
+        s[S_B, i] = b if state == LIVE else black
+
+
+@vector_kernel
 def aces2_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t):
-    """A lone ACES 2.0 output transform over flat planes, float32 or half bits."""
-    for i in prange(r_in.shape[0]):
-        r, g, b = load_rgb(r_in, g_in, b_in, i)
-        store_rgb(r_out, g_out, b_out, i, aces2_output(r, g, b, p, 0, t, 0))
+    """A lone ACES 2.0 output transform over flat planes, float32 or half bits. p holds ops/aces2.py's
+    PARAM_NAMES, t its (363, 5) table."""
+    n = r_in.shape[0]
+    for block in prange((n + BLOCK - 1) // BLOCK):
+        start = block * BLOCK
+        count = min(BLOCK, n - start)
+        s = np.empty((ROWS, BLOCK), F)
+        for i in range(count):
+            s[S_R, i], s[S_G, i], s[S_B, i] = load_rgb(r_in, g_in, b_in, start + i)
+        for i in range(count, BLOCK):  # a short last block repeats its first pixel: full loops vectorise
+            s[S_R, i], s[S_G, i], s[S_B, i] = s[S_R, 0], s[S_G, 0], s[S_B, 0]
+        _to_cam(s, p, 0)
+        _hue_rows(s, p, 0, t, 0)
+        _to_rgb(s, p, 0)
+        for i in range(count):
+            store_rgb(r_out, g_out, b_out, start + i, (s[S_R, i], s[S_G, i], s[S_B, i]))
 
 
 # A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
