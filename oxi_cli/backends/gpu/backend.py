@@ -30,17 +30,18 @@ ALIGN = 256
 WORKGROUP = 256
 MAX_GROUPS = 65535
 MAX_DIM = 1 << 20
-# Staging buffers (two each way, used in turn) bound the extra host memory of a transfer.
-# Measured on an H200 (8192x4320 RGBA float32, 8 copy threads): 64 MiB chunks upload at 23 GB/s and
-# download at 17, 256 MiB at 27 and 20; 128 MiB keeps most of that for half the host memory.
-STAGING_BYTES = 128 << 20
+# Staging buffers (two each way, used in turn) bound the extra host memory of a transfer: all four are host
+# memory in the RSS once touched. Measured on an H200 (8192x4320 RGBA float32, 8 copy threads): 64 MiB chunks
+# upload at 23 GB/s and download at 17, 256 MiB at 27 and 20. At 128 MiB an 8K GPU job's peak RSS was 400-670 MB
+# above the CPU path's (issue 9 wants 200 at most) for transfers of ~15 ms; 32 MiB gave back 190 MB (H100 box).
+STAGING_BYTES = 32 << 20
 TABLE_SLABS = 4
 # Resident size of a process with wgpu's library and a device open, before any pixel (2-core box).
 RUNTIME_BYTES = 224 << 20
 POOL_BYTES = 2 << 30  # at most, and a quarter of the device's memory  # lut3d.wgsl binds a table as up to four windows
 # Host copies to and from mapped staging memory run in pieces on several threads (numpy releases the GIL):
 # one core's memcpy (~10 GB/s) would otherwise cap the transfer rate.
-COPY_PIECE = 16 << 20
+COPY_PIECE = 1 << 20  # values: a staging chunk is copied in 8 to 32 pieces
 COPY_THREADS = min(8, os.cpu_count() or 1)
 _ELEMENT = {True: 16, False: 4}  # bytes of one shader element: vec4<f32> or f32
 _STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
@@ -250,18 +251,27 @@ class WgpuBackend:
     @_gpu_errors
     def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> GpuImage:
         """An (H, W, C) array or C (H, W) planes; float16 travels as half (half the bytes) and is widened on
-        the device, anything else as float32. `adopt` and `half` change nothing here: the device holds float32
+        the device, anything else as float32. Planes are interleaved straight into the staging buffers, never
+        into a whole-image host copy. `adopt` and `half` change nothing here: the device holds float32
         copies."""
-        if not isinstance(pixels, np.ndarray):  # planes: interleave on the host, where the bytes already are
+        if isinstance(pixels, np.ndarray):
+            if pixels.ndim != 3:
+                raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
+            half = pixels.dtype == np.float16
+            shape = pixels.shape
+            sources = [np.ascontiguousarray(pixels, dtype=np.float16 if half else np.float32).reshape(-1)]
+        else:
             half = all(p.dtype == np.float16 for p in pixels)
-            pixels = _interleave(pixels, np.float16 if half else np.float32)
-        a = np.asarray(pixels)
-        if a.ndim != 3:
-            raise ProcessingError(f"expected an (H, W, C) image, got shape {a.shape}")
-        half = a.dtype == np.float16
-        a = np.ascontiguousarray(a, dtype=np.float16 if half else np.float32)
-        img = self.allocate(*a.shape)
-        data = a.reshape(-1).view(np.uint8)
+            shape = (*pixels[0].shape, len(pixels))
+            sources = [np.ascontiguousarray(p, dtype=np.float16 if half else np.float32).reshape(-1) for p in pixels]
+        img = self.allocate(*shape)
+        dtype = np.dtype(np.float16 if half else np.float32)
+
+        def fill(view: memoryview, start: int, size: int) -> None:
+            _interleave_into(np.frombuffer(view, dtype, count=size // dtype.itemsize), sources,
+                             start // dtype.itemsize)
+
+        nbytes = math.prod(shape) * dtype.itemsize
         if half:
             raw = self._scratch_buffer("raw", self._half_chunk)
             convert = self.pipelines.get("half.wgsl", PACK=False)
@@ -277,20 +287,23 @@ class WgpuBackend:
                 }, _round_up(count, 2) // 2)
                 cpass.end()
 
-            self._stream_up(data, self._half_chunk, sink)
+            self._stream_up(nbytes, self._half_chunk, fill, sink)
         else:
 
             def sink(encoder: Any, stage: Any, start: int, size: int) -> None:
                 encoder.copy_buffer_to_buffer(stage, 0, img.buffer, start, _round_up(size, 4))
 
-            self._stream_up(data, self._chunk, sink)
+            self._stream_up(nbytes, self._chunk, fill, sink)
         return img
 
     def download_planes(self, handle: GpuImage, dtype: type = np.float32) -> list[np.ndarray]:
-        """One C-contiguous (H, W) array per channel; float16 is packed on the device and travels as half."""
-        return _deinterleave(self.download(handle, np.empty(handle.shape, dtype)))
+        """One C-contiguous (H, W) array per channel, filled straight from the staging buffers; float16 is
+        packed on the device and travels as half."""
+        h, w, c = handle.shape
+        planes = [np.empty((h, w), dtype) for _ in range(c)]
+        self._download_into(handle, [p.reshape(-1) for p in planes], np.dtype(dtype))
+        return planes
 
-    @_gpu_errors
     def download(self, handle: GpuImage, out: np.ndarray | None = None) -> np.ndarray:
         """float32 (H, W, C) by default; a float16 `out` is packed on the device and travels as half."""
         if out is None:
@@ -301,8 +314,22 @@ class WgpuBackend:
                 f"got {out.dtype} {out.shape}"
             )
         target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
-        data = target.reshape(-1).view(np.uint8)
-        if target.dtype == np.float16:
+        self._download_into(handle, [target.reshape(-1)], target.dtype)
+        if target is not out:
+            np.copyto(out, target)
+        return out
+
+    @_gpu_errors
+    def _download_into(self, handle: GpuImage, targets: list[np.ndarray], dtype: np.dtype) -> None:
+        """The image's values, pixel-major, dealt out over `targets` (one flat array: as stored; C arrays: a
+        channel each)."""
+
+        def drain(view: memoryview, start: int, size: int) -> None:
+            _deinterleave_from(np.frombuffer(view, dtype, count=size // dtype.itemsize), targets,
+                               start // dtype.itemsize)
+
+        nbytes = math.prod(handle.shape) * dtype.itemsize
+        if dtype == np.float16:
             raw = self._scratch_buffer("raw", self._half_chunk)
             convert = self.pipelines.get("half.wgsl", PACK=True)
 
@@ -317,16 +344,13 @@ class WgpuBackend:
                 cpass.end()
                 encoder.copy_buffer_to_buffer(raw, 0, stage, 0, _round_up(size, 4))
 
-            self._stream_down(data, self._half_chunk, source)
+            self._stream_down(nbytes, self._half_chunk, drain, source)
         else:
 
             def source(encoder: Any, stage: Any, start: int, size: int) -> None:
                 encoder.copy_buffer_to_buffer(handle.buffer, start, stage, 0, _round_up(size, 4))
 
-            self._stream_down(data, self._chunk, source)
-        if target is not out:
-            np.copyto(out, target)
-        return out
+            self._stream_down(nbytes, self._chunk, drain, source)
 
     @_gpu_errors
     def finish(self) -> None:
@@ -655,25 +679,32 @@ class WgpuBackend:
         ax, bind = self._table(("resize", op.filter, src, dst, window), make)
         return ax.index, ax.count, int(ax.index.shape[1]), bind
 
-    def _stream_up(self, data: np.ndarray, chunk: int, sink: Callable[[Any, Any, int, int], None]) -> None:
-        """Copy `data` (bytes) to the device in chunks through two MAP_WRITE staging buffers used in turn."""
+    def _stream_up(
+        self, nbytes: int, chunk: int, fill: Callable[[memoryview, int, int], None],
+        sink: Callable[[Any, Any, int, int], None],
+    ) -> None:
+        """Send `nbytes` to the device in chunks through two MAP_WRITE staging buffers used in turn; `fill`
+        writes bytes [start, start + size) into the mapped staging memory."""
         usage = wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC
         stages = self._stages(self._up_stages, usage, chunk)
-        for k, start in enumerate(range(0, data.size, chunk)):
-            part = data[start : start + chunk]
+        for k, start in enumerate(range(0, nbytes, chunk)):
+            size = min(chunk, nbytes - start)
             stage = stages[k % 2]
             stage.map_sync(wgpu.MapMode.WRITE)  # waits until the GPU has copied its previous contents
-            span = _round_up(part.size, 4)
-            view = stage._experimental_get_mapped_range(0, span)  # writable; pinned wgpu <0.33 has it
-            _copy(np.frombuffer(view, np.uint8, count=part.size), part)
+            view = stage._experimental_get_mapped_range(0, _round_up(size, 4))  # writable; wgpu <0.33 has it
+            fill(view, start, size)
             del view  # the memory goes away at unmap
             stage.unmap()
             encoder = self.device.create_command_encoder()
-            sink(encoder, stage, start, part.size)
+            sink(encoder, stage, start, size)
             self.device.queue.submit([encoder.finish()])
 
-    def _stream_down(self, data: np.ndarray, chunk: int, source: Callable[[Any, Any, int, int], None]) -> None:
-        """Fill `data` (bytes) from the device; the next chunk's copy runs while this one is read out."""
+    def _stream_down(
+        self, nbytes: int, chunk: int, drain: Callable[[memoryview, int, int], None],
+        source: Callable[[Any, Any, int, int], None],
+    ) -> None:
+        """Read `nbytes` back; `drain` takes bytes [start, start + size) from the mapped staging memory while
+        the next chunk's copy runs."""
         usage = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
         stages = self._stages(self._down_stages, usage, chunk)
         pending: deque[tuple[Any, int, int]] = deque()
@@ -683,14 +714,14 @@ class WgpuBackend:
             span = _round_up(size, 4)
             stage.map_sync(wgpu.MapMode.READ, 0, span)
             view = stage.read_mapped(0, span, copy=False)
-            _copy(data[start : start + size], np.frombuffer(view, np.uint8, count=size))
+            drain(view, start, size)
             del view  # the memory goes away at unmap
             stage.unmap()
 
-        for k, start in enumerate(range(0, data.size, chunk)):
+        for k, start in enumerate(range(0, nbytes, chunk)):
             if len(pending) == 2:
                 finish()
-            size = min(chunk, data.size - start)
+            size = min(chunk, nbytes - start)
             stage = stages[k % 2]
             encoder = self.device.create_command_encoder()
             source(encoder, stage, start, size)
@@ -710,48 +741,40 @@ def _copy_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max(COPY_THREADS, 1), thread_name_prefix="oxi-copy")
 
 
-def _copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """dst[:] = src for byte arrays, in pieces on several threads when large."""
-    n = src.size
-    pieces = min(COPY_THREADS, n // COPY_PIECE)
-    if pieces < 2:
-        np.copyto(dst, src)
-        return
-    step = _round_up(-(-n // pieces), 4096)
-    list(_copy_pool().map(lambda s: np.copyto(dst[s : s + step], src[s : s + step]), range(0, n, step)))
+def _pieces(n: int) -> list[tuple[int, int]]:
+    """[a, b) spans of COPY_PIECE values covering range(n)."""
+    return [(a, min(n, a + COPY_PIECE)) for a in range(0, n, COPY_PIECE)]
 
 
-def _row_pieces(height: int, width: int) -> list[tuple[int, int]]:
-    """Row ranges of about COPY_PIECE pixels for the copy pool (one range for small images)."""
-    rows = max(1, COPY_PIECE // max(1, width * 4))
-    return [(r, min(height, r + rows)) for r in range(0, height, rows)]
+def _interleave_into(dst: np.ndarray, sources: Sequence[np.ndarray], first: int) -> None:
+    """dst[i] = value first + i of the flat `sources` interleaved (value v is sources[v % C][v // C]), in
+    pieces on the copy pool: one thread's copies (~10 GB/s, strided far less) would cap the transfer."""
+    count = len(sources)
+
+    def piece(span: tuple[int, int]) -> None:
+        a, b = span
+        for k, src in enumerate(sources):
+            j = a + (k - first - a) % count  # the first index in [a, b) that holds channel k
+            if j < b:
+                p = (first + j) // count
+                dst[j:b:count] = src[p : p + len(range(j, b, count))]
+
+    list(_copy_pool().map(piece, _pieces(dst.size)))
 
 
-def _interleave(planes: Sequence[np.ndarray], dtype: type) -> np.ndarray:
-    """(H, W) planes -> one (H, W, C) array, row pieces on the copy pool: a single thread's strided copy
-    (np.stack) ran at 0.8 GB/s, a third of an 8K upload's time on the H100 box."""
-    h, w = planes[0].shape
-    out = np.empty((h, w, len(planes)), dtype)
+def _deinterleave_from(src: np.ndarray, targets: Sequence[np.ndarray], first: int) -> None:
+    """The inverse of _interleave_into: value first + i, held in src[i], goes to its channel's target."""
+    count = len(targets)
 
-    def piece(rows: tuple[int, int]) -> None:
-        for c, plane in enumerate(planes):
-            out[rows[0] : rows[1], :, c] = plane[rows[0] : rows[1]]
+    def piece(span: tuple[int, int]) -> None:
+        a, b = span
+        for k, dst in enumerate(targets):
+            j = a + (k - first - a) % count
+            if j < b:
+                p = (first + j) // count
+                dst[p : p + len(range(j, b, count))] = src[j:b:count]
 
-    list(_copy_pool().map(piece, _row_pieces(h, w)))
-    return out
-
-
-def _deinterleave(pixels: np.ndarray) -> list[np.ndarray]:
-    """(H, W, C) -> C contiguous (H, W) planes, row pieces on the copy pool."""
-    h, w, c = pixels.shape
-    planes = [np.empty((h, w), pixels.dtype) for _ in range(c)]
-
-    def piece(rows: tuple[int, int]) -> None:
-        for k, plane in enumerate(planes):
-            plane[rows[0] : rows[1]] = pixels[rows[0] : rows[1], :, k]
-
-    list(_copy_pool().map(piece, _row_pieces(h, w)))
-    return planes
+    list(_copy_pool().map(piece, _pieces(src.size)))
 
 
 def _whole(buffer: Any) -> tuple[Any, int, int]:
