@@ -104,18 +104,26 @@ def run_once(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> Sample
 
     The figure is the tool's own high-water mark, including descendants it waited for.
     """
+    return run_capturing(cmd, env)[0]
+
+
+def run_capturing(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[Sample, str]:
+    """run_once(), also returning what `cmd` printed on stdout (oxi's --json records)."""
     full_env = {**os.environ, **(env or {})}
-    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r", suffix=".txt") as res:
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out, \
+            tempfile.NamedTemporaryFile("r", suffix=".txt") as res:
         wrapper = [sys.executable, "-I", "-S", "-c", _WRAPPER, res.name, *cmd]
-        code = subprocess.run(wrapper, stdout=subprocess.DEVNULL, stderr=err, env=full_env).returncode
+        code = subprocess.run(wrapper, stdout=out, stderr=err, env=full_env).returncode
         fields = Path(res.name).read_text().split()
         if code != 0 or len(fields) != 3 or fields[2] != "0":
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
             status = fields[2] if len(fields) == 3 else code
             raise BenchError(f"exit {status}: {' '.join(cmd)}\n  " + "\n  ".join(tail))
+        out.seek(0)
+        printed = out.read().decode(errors="replace")
     # Linux reports ru_maxrss in KiB.
-    return Sample(wall_s=round(float(fields[0]), 4), peak_rss_mb=round(int(fields[1]) / 1024, 1))
+    return Sample(wall_s=round(float(fields[0]), 4), peak_rss_mb=round(int(fields[1]) / 1024, 1)), printed
 
 
 def rss_floor_mb() -> float:
