@@ -51,24 +51,25 @@ def _float_to_half_bits(typingctx, value):  # noqa: ANN001, ARG001
     return types.uint16(types.float32), codegen
 
 
-@intrinsic
-def float_bits(typingctx, value):  # noqa: ANN001, ARG001
-    """The IEEE bits of a float32, as uint32 (for half-domain LUT indices computed in integers)."""
+def _bitcast(result: types.Type, argument: types.Type, target: ir.Type) -> object:
+    """An intrinsic reinterpreting an `argument` value's bits as a `result` (LLVM type `target`)."""
 
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ARG001
-        return builder.bitcast(args[0], ir.IntType(32))
+    @intrinsic
+    def reinterpret(typingctx, value):  # noqa: ANN001, ARG001
+        def codegen(context, builder, signature, args):  # noqa: ANN001, ARG001
+            return builder.bitcast(args[0], target)
 
-    return types.uint32(types.float32), codegen
+        return result(argument), codegen
+
+    return reinterpret
 
 
-@intrinsic
-def bits_float(typingctx, bits):  # noqa: ANN001, ARG001
-    """The float32 whose IEEE bits are `bits` (uint32)."""
-
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ARG001
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.uint32), codegen
+# The IEEE bits of a float32 as uint32 (half-domain LUT indices are computed in integers), and back; the same
+# for float64 and int64 (kernels/mathf.py's exponent arithmetic).
+float_bits = _bitcast(types.uint32, types.float32, ir.IntType(32))
+bits_float = _bitcast(types.float32, types.uint32, ir.FloatType())
+double_bits = _bitcast(types.int64, types.float64, ir.IntType(64))
+bits_double = _bitcast(types.float64, types.int64, ir.DoubleType())
 
 
 def as_float(x):  # noqa: ANN001, ANN201

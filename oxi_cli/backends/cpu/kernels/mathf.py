@@ -11,11 +11,8 @@ from oxi_cli.jit import helper, helper_inline  # first: it imports Numba without
 
 # isort: on
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
-from oxi_cli.backends.cpu.kernels.half import bits_float, float_bits
+from oxi_cli.backends.cpu.kernels.half import bits_double, bits_float, double_bits, float_bits
 
 F, D, U32 = np.float32, np.float64, np.uint32
 SQRT2 = D(1.4142135623730951)
@@ -29,22 +26,6 @@ SMALLEST_NORMAL = F(2.0**-126)
 F32_NAN, F32_INF, F32_ZERO = F(np.nan), F(np.inf), F(0.0)
 # exp2's argument is clamped here: beyond it the float32 result is 0 or Inf either way.
 EXP2_LIMIT = D(200.0)
-
-
-@intrinsic
-def _double_bits(typingctx, value):  # noqa: ANN001, ARG001
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ARG001
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.int64(types.float64), codegen
-
-
-@intrinsic
-def _bits_double(typingctx, bits):  # noqa: ANN001, ARG001
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ARG001
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
 
 
 @helper
@@ -76,7 +57,7 @@ def _exp2(z):
         D(1 / 720) + r * (D(1 / 5040) + r * (D(1 / 40320) + r * (D(1 / 362880) + r * (
             D(1 / 3628800) + r * (D(1 / 39916800) + r * D(1 / 479001600))))))))))))
     # The low bits of `shifted` are n; plus the bias, shifted to the exponent field, they are 2**n.
-    return p * _bits_double((_double_bits(shifted) + 1023) << 52)
+    return p * bits_double((double_bits(shifted) + 1023) << 52)
 
 
 @helper_inline
