@@ -268,8 +268,8 @@ class WgpuBackend:
         dtype = np.dtype(np.float16 if half else np.float32)
 
         def fill(view: memoryview, start: int, size: int) -> None:
-            _interleave_into(np.frombuffer(view, dtype, count=size // dtype.itemsize), sources,
-                             start // dtype.itemsize)
+            _shuffle(np.frombuffer(view, dtype, count=size // dtype.itemsize), sources, start // dtype.itemsize,
+                     to_planes=False)
 
         nbytes = math.prod(shape) * dtype.itemsize
         if half:
@@ -325,8 +325,8 @@ class WgpuBackend:
         channel each)."""
 
         def drain(view: memoryview, start: int, size: int) -> None:
-            _deinterleave_from(np.frombuffer(view, dtype, count=size // dtype.itemsize), targets,
-                               start // dtype.itemsize)
+            _shuffle(np.frombuffer(view, dtype, count=size // dtype.itemsize), targets, start // dtype.itemsize,
+                     to_planes=True)
 
         nbytes = math.prod(handle.shape) * dtype.itemsize
         if dtype == np.float16:
@@ -741,40 +741,28 @@ def _copy_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max(COPY_THREADS, 1), thread_name_prefix="oxi-copy")
 
 
-def _pieces(n: int) -> list[tuple[int, int]]:
-    """[a, b) spans of COPY_PIECE values covering range(n)."""
-    return [(a, min(n, a + COPY_PIECE)) for a in range(0, n, COPY_PIECE)]
+def _shuffle(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_planes: bool) -> None:
+    """Between `flat`, values first.. of the interleaved image (value v is channel v % C of pixel v // C), and
+    the C flat `planes`: into the planes when `to_planes`, else out of them. Large spans run in pieces on the copy
+    pool (numpy releases the GIL): one thread's strided copies would cap the transfer rate."""
+    count = len(planes)
 
-
-def _interleave_into(dst: np.ndarray, sources: Sequence[np.ndarray], first: int) -> None:
-    """dst[i] = value first + i of the flat `sources` interleaved (value v is sources[v % C][v // C]), in
-    pieces on the copy pool: one thread's copies (~10 GB/s, strided far less) would cap the transfer."""
-    count = len(sources)
-
-    def piece(span: tuple[int, int]) -> None:
-        a, b = span
-        for k, src in enumerate(sources):
+    def piece(a: int, b: int) -> None:
+        for k, plane in enumerate(planes):
             j = a + (k - first - a) % count  # the first index in [a, b) that holds channel k
             if j < b:
                 p = (first + j) // count
-                dst[j:b:count] = src[p : p + len(range(j, b, count))]
+                values = slice(p, p + len(range(j, b, count)))
+                if to_planes:
+                    plane[values] = flat[j:b:count]
+                else:
+                    flat[j:b:count] = plane[values]
 
-    list(_copy_pool().map(piece, _pieces(dst.size)))
-
-
-def _deinterleave_from(src: np.ndarray, targets: Sequence[np.ndarray], first: int) -> None:
-    """The inverse of _interleave_into: value first + i, held in src[i], goes to its channel's target."""
-    count = len(targets)
-
-    def piece(span: tuple[int, int]) -> None:
-        a, b = span
-        for k, dst in enumerate(targets):
-            j = a + (k - first - a) % count
-            if j < b:
-                p = (first + j) // count
-                dst[p : p + len(range(j, b, count))] = src[j:b:count]
-
-    list(_copy_pool().map(piece, _pieces(src.size)))
+    spans = [(a, min(flat.size, a + COPY_PIECE)) for a in range(0, flat.size, COPY_PIECE)]
+    if len(spans) == 1:
+        piece(*spans[0])
+    else:
+        list(_copy_pool().map(lambda span: piece(*span), spans))
 
 
 def _whole(buffer: Any) -> tuple[Any, int, int]:
