@@ -335,9 +335,8 @@ class Batch:
             job.ops = self.chain.ops_for(spec.width, spec.height, holds_windows(job.output))
             if self.trial is not None and job.backend is None:
                 job.backend, job.slot = self.trial.next_backend()
-                if job.slot is None and self.trial.reason and not self.opts.quiet:
-                    self.reporter.message(f"oxi: {self.trial.reason}")
-                    self.trial.reason = ""
+                if (verdict := self.trial.verdict()) and not self.opts.quiet:
+                    self.reporter.message(f"oxi: {verdict}")
             job.plan = self._plan(job)
             job.footprint = Footprint(job.plan.ram_bytes, job.plan.vram_bytes)
             if self.target.kind != "file":

@@ -34,7 +34,7 @@ class Trial:
         self.handed = 0
         self.decided = threading.Event()
         self.winner: Any = None
-        self.reason = ""
+        self._verdict: str | None = None
 
     def next_backend(self) -> tuple[Any, int | None]:
         """The backend for the next file and its slot in the trial (None after it), waiting for the timed
@@ -62,5 +62,10 @@ class Trial:
         self.winner = self.order[-1] if use_gpu else self.order[0]
         shown = ", ".join(f"{name.upper()} {'failed' if s is None else f'{s:.2f} s'}" for name, s in
                           (("cpu", cpu), ("gpu", gpu)))
-        self.reason = f"auto timed a frame on each backend ({shown}): the {'GPU' if use_gpu else 'CPU'} runs the rest"
+        self._verdict = f"auto timed a frame on each backend ({shown}): the {'GPU' if use_gpu else 'CPU'} runs the rest"
         self.decided.set()
+
+    def verdict(self) -> str | None:
+        """The decision in one line, the first time it is asked for once made (for the batch to say it once)."""
+        line, self._verdict = self._verdict, None
+        return line

@@ -34,7 +34,9 @@ def test_trial_hands_frames_to_each_backend_then_to_the_faster_timed_one():
     for backend, slot in handed:  # warm-up frames slow, timed frames as measured
         t.finished(slot, {cpu: 0.27, gpu: 0.18}[backend] * (3 if slot % FRAMES_EACH == 0 else 1), backend[:3])
     assert t.next_backend() == (gpu, None)
-    assert "CPU 0.27 s, GPU 0.18 s" in t.reason
+    verdict = t.verdict()
+    assert verdict is not None and "CPU 0.27 s, GPU 0.18 s" in verdict
+    assert t.verdict() is None  # said once
 
 
 def test_a_gpu_that_fell_back_to_the_cpu_or_failed_loses_the_trial():
