@@ -37,8 +37,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import importlib.abc  # noqa: E402
 import sys  # noqa: E402
 
-# Numba imports these when they are installed, for what no oxi kernel uses: SciPy (0.2-0.3 s) to back np.dot
-# with BLAS, coverage (0.11 s on the H100 box) to report lines its compiler covered.
+# Numba imports these when they are installed, for what no oxi kernel uses: SciPy (0.2-0.3 s, probed when
+# numba.np.arraymath loads, which only compiling needs) to back np.dot with BLAS, coverage (0.11 s on the H100
+# box) to report lines its compiler covered.
 _OPTIONAL = ("scipy", "coverage")
 
 
@@ -59,12 +60,37 @@ def _import_numba_lean() -> None:
     blocker = _Unwanted(tuple(n for n in _OPTIONAL if n not in sys.modules))
     sys.meta_path.insert(0, blocker)
     try:
-        import numba.np.arraymath  # noqa: F401  (the module that probes for SciPy's BLAS)
+        import numba  # noqa: F401
     finally:
         sys.meta_path.remove(blocker)
 
 
+def _load_cached_kernels_lean() -> None:
+    """Load cached machine code without first installing every typing and lowering registry Numba has.
+
+    Numba refreshes its compiler's registries before each cache load (importing numba.np.linalg, the random
+    generators, typed containers, cffi...), though a cached kernel needs only its object code linked and
+    Numba's runtime started: 0.17 s of a 4K colour job's 0.23 s warm-up on the 2-core box. Compiling, on a
+    cache miss, refreshes them as before. Left alone if a Numba release changes what this relies on.
+    """
+    from numba.core.caching import Cache
+    from numba.core.runtime import rtsys
+
+    original = Cache.load_overload
+    if not all(hasattr(Cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")):
+        return
+
+    def load_overload(self, sig, target_context):  # noqa: ANN001, ANN202
+        rtsys.initialize(target_context)  # the runtime (NRT) every array argument's reference counting calls
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+    load_overload.__wrapped__ = original  # type: ignore[attr-defined]
+    Cache.load_overload = load_overload
+
+
 _import_numba_lean()
+_load_cached_kernels_lean()
 
 import numba  # noqa: E402
 

@@ -1,9 +1,14 @@
 """ASC CDL per pixel in float32, both clamp styles, as OCIO's CDL renderer computes it."""
 
+# The power is kernels/mathf.py's inline pow and every `if` a select, so LLVM vectorises the loops: a libm powf
+# call a channel kept them scalar (4096x2160 half, 2-core box: 0.18 -> 0.053 s without clamping, 0.091 ->
+# 0.049 s with). pow_f32 is correctly rounded; glibc's powf misses by an ulp for about 1 argument in 1500.
+
 import numpy as np
 
 from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.mathf import pow_f32
+from oxi_cli.jit import prange, serial, vector_kernel
 from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP
 
 LUMA_R, LUMA_G, LUMA_B = np.float32(0.2126), np.float32(0.7152), np.float32(0.0722)
@@ -13,17 +18,14 @@ ZERO, ONE = np.float32(0.0), np.float32(1.0)
 @serial
 def _clamp01(v):
     # Written so NaN lands on 0, as OCIO's max(v, 0) does.
-    if not v > ZERO:
-        return ZERO
-    return ONE if v > ONE else v
+    return (ONE if v > ONE else v) if v > ZERO else ZERO
 
 
 @serial
 def _power_noclamp(v, p):
     # As OCIO's CDL renderer: NaN becomes 0 (matching its SSE path), negatives pass unchanged.
-    if v > ZERO:
-        return v**p
-    return v if v <= ZERO else ZERO
+    raised = pow_f32(v, p)
+    return raised if v > ZERO else (v if v <= ZERO else ZERO)
 
 
 @serial
@@ -40,15 +42,15 @@ def cdl_noclamp(r, g, b, p, o):
 @serial
 def cdl_asc(r, g, b, p, o):
     """ASC v1.2: clamp to [0, 1] after slope/offset and after saturation."""
-    r = _clamp01(r * p[o] + p[o + 3]) ** p[o + 6]
-    g = _clamp01(g * p[o + 1] + p[o + 4]) ** p[o + 7]
-    b = _clamp01(b * p[o + 2] + p[o + 5]) ** p[o + 8]
+    r = pow_f32(_clamp01(r * p[o] + p[o + 3]), p[o + 6])
+    g = pow_f32(_clamp01(g * p[o + 1] + p[o + 4]), p[o + 7])
+    b = pow_f32(_clamp01(b * p[o + 2] + p[o + 5]), p[o + 8])
     sat = p[o + 9]
     luma = LUMA_R * r + LUMA_G * g + LUMA_B * b
     return _clamp01(luma + sat * (r - luma)), _clamp01(luma + sat * (g - luma)), _clamp01(luma + sat * (b - luma))
 
 
-@kernel
+@vector_kernel
 def cdl_planes(asc, r_in, g_in, b_in, r_out, g_out, b_out, p):
     """A lone CDL (`asc`: clamping style) over flat planes, float32 or half bits; p[0:10] as cdl_noclamp's."""
     if asc:
