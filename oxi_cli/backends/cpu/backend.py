@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import import_module
+from types import ModuleType
 
 import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, host_limits
-from oxi_cli.backends.cpu.kernels import blur, color, place, resize
-from oxi_cli.backends.cpu.kernels import half as halves
 from oxi_cli.errors import ProcessingError
-from oxi_cli.jit import set_threads
 from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
 from oxi_cli.ops.program import compile_program
+
+
+def _kernels(name: str) -> ModuleType:
+    """A kernel module, imported on first use rather than with the backend: a job then imports Numba (0.3 s
+    on the H100 box) on its warm-up thread, beside the decode, not before the decode starts."""
+    return import_module(f"oxi_cli.backends.cpu.kernels.{name}")
 
 
 class Planes:
@@ -34,11 +39,11 @@ class Planes:
 
     def bits(self, channel: int) -> np.ndarray:
         """One plane as the kernels take it: flat, half as its uint16 bits."""
-        return halves.bits(self.arrays[channel]).reshape(-1)
+        return _kernels("half").bits(self.arrays[channel]).reshape(-1)
 
     def rows(self, channel: int) -> np.ndarray:
         """One plane as the row kernels take it: (H, W), half as its uint16 bits."""
-        return halves.bits(self.arrays[channel])
+        return _kernels("half").bits(self.arrays[channel])
 
 
 def _reusable(plane: np.ndarray, dtype: type) -> bool:
@@ -51,11 +56,19 @@ class CpuBackend:
     name = "cpu"
 
     def __init__(self, threads: int | None = None) -> None:
-        self.threads = set_threads(threads)
+        self._requested = threads
+        self._threads: int | None = None
+
+    @property
+    def threads(self) -> int:
+        """The kernels' thread count: the request clamped to what Numba can use."""
+        if self._threads is None:
+            self._threads = import_module("oxi_cli.jit").set_threads(self._requested)
+        return self._threads
 
     def _here(self) -> None:
         """Numba's thread count is per calling thread: apply ours on whichever thread runs a kernel."""
-        set_threads(self.threads)
+        import_module("oxi_cli.jit").set_threads(self.threads)
 
     def limits(self) -> DeviceLimits:
         return host_limits()
@@ -69,12 +82,12 @@ class CpuBackend:
             if pixels.ndim != 3:
                 raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
             pixels = [pixels[..., c] for c in range(pixels.shape[2])]
-        keep = half and halves.IN_KERNELS and all(p.dtype == np.float16 for p in pixels)
+        keep = half and _kernels("half").IN_KERNELS and all(p.dtype == np.float16 for p in pixels)
         dtype = np.float16 if keep else np.float32
-        return Planes([p if adopt and _reusable(p, dtype) else halves.converted(p, dtype) for p in pixels])
+        return Planes([p if adopt and _reusable(p, dtype) else _kernels("half").converted(p, dtype) for p in pixels])
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
-        dtype = np.float16 if half and halves.IN_KERNELS else np.float32
+        dtype = np.float16 if half and _kernels("half").IN_KERNELS else np.float32
         return Planes([np.empty((height, width), dtype) for _ in range(channels)])
 
     def download(self, handle: Planes, out: np.ndarray | None = None) -> np.ndarray:
@@ -91,7 +104,7 @@ class CpuBackend:
     def download_planes(self, handle: Planes, dtype: type = np.float32) -> list[np.ndarray]:
         """The handle's own planes where they already are `dtype`; converted copies otherwise."""
         self._here()
-        return [p if p.dtype == dtype else halves.converted(p, dtype) for p in handle.arrays]
+        return [p if p.dtype == dtype else _kernels("half").converted(p, dtype) for p in handle.arrays]
 
     def color_chain(self, src: Planes, dst: Planes, ops: Sequence[ColorOp], has_alpha: bool) -> None:
         self._here()
@@ -102,6 +115,7 @@ class CpuBackend:
                 np.copyto(dst.arrays[c], src.arrays[c])
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
         src_planes, dst_planes = ([h.bits(c) for c in (0, 1, 2, alpha)] for h in (src, dst))
+        color = _kernels("color")
         color.run_program(program, src_planes, dst_planes, color.BLOCK_PIXELS)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
@@ -113,14 +127,15 @@ class CpuBackend:
         h, w, c = src.shape
         ys = op.weights(0, h, dst.shape[0])
         xs = op.weights(1, w, dst.shape[1])
+        kernel = _kernels("resize").resize
         for i in range(c):
-            resize.resize(src.rows(i), dst.rows(i), 1, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count)
+            kernel(src.rows(i), dst.rows(i), 1, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count)
 
     def blur(self, src: Planes, dst: Planes, op: Blur) -> None:
         weights = op.weights().astype(np.float32)
         for i in range(src.shape[2]):
-            blur.blur(src.rows(i), dst.rows(i), 1, weights)
+            _kernels("blur").blur(src.rows(i), dst.rows(i), 1, weights)
 
     def place(self, src: Planes, dst: Planes, op: Place) -> None:
         for i in range(src.shape[2]):
-            place.place(src.rows(i), dst.rows(i), op.x, op.y)
+            _kernels("place").place(src.rows(i), dst.rows(i), op.x, op.y)
