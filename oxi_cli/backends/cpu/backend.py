@@ -116,6 +116,7 @@ class CpuBackend:
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
         src_planes, dst_planes = ([h.bits(c) for c in (0, 1, 2, alpha)] for h in (src, dst))
         color = _kernels("color")
+        color.load_loops({type(op).__module__.rsplit(".", 1)[-1] for op in ops})
         color.run_program(program, src_planes, dst_planes, color.BLOCK_PIXELS)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
