@@ -99,3 +99,8 @@ class Backend(Protocol):
     def spatial(self, src: Any, dst: Any, op: ImageOp) -> None:
         """One image op from `src` into `dst`, whose shape is the op's output size."""
         ...
+
+
+def adoptable(plane: np.ndarray, dtype: type) -> bool:
+    """Whether a plane given away with an upload (`adopt`) can hold results of `dtype` as it is."""
+    return plane.dtype == dtype and plane.flags.c_contiguous and plane.flags.writeable

@@ -138,6 +138,25 @@ def test_download_into_a_non_contiguous_array(gpu_backend):
     assert_bits_equal(target, img, "download into a strided view")
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_adopted_planes_receive_the_result_and_others_are_left_alone(gpu_backend, dtype):
+    """A colour chain on planes the caller gave away comes back in those planes (no second image of host
+    memory), with the bits a download into fresh planes gives; planes not given away are never written."""
+    img = ref.hdr_image((9, 14, 4), seed=5).astype(dtype)
+    op = Cdl(slope=(1.2, 0.9, 1.1), offset=(0.01, 0.0, -0.02), power=(0.9, 1.1, 1.0), sat=0.8)
+    results = {}
+    for adopt in (False, True):
+        planes = [img[..., c].copy() for c in range(4)]
+        handle = gpu_backend.upload(planes, adopt=adopt)
+        gpu_backend.color_chain(handle, handle, [op], True)
+        got = gpu_backend.download_planes(handle, dtype)
+        assert all((g is p) == adopt for g, p in zip(got, planes, strict=True))
+        if not adopt:
+            assert_bits_equal(np.stack(planes, axis=-1), img, "planes not given away")
+        results[adopt] = np.stack(got, axis=-1)
+    assert_bits_equal(results[True], results[False], "download into adopted planes")
+
+
 # --- compiled once, errors in one line -----------------------------------------------------------------
 
 def test_pipelines_compile_once_per_specialisation(gpu_backend, small_window_gpu):

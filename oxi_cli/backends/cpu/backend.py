@@ -8,7 +8,7 @@ from types import ModuleType
 
 import numpy as np
 
-from oxi_cli.backends.base import DeviceLimits, host_limits
+from oxi_cli.backends.base import DeviceLimits, adoptable, host_limits
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
 from oxi_cli.ops.program import compile_program
@@ -46,10 +46,6 @@ class Planes:
         return _kernels("half").bits(self.arrays[channel])
 
 
-def _reusable(plane: np.ndarray, dtype: type) -> bool:
-    return plane.dtype == dtype and plane.flags.c_contiguous and plane.flags.writeable
-
-
 class CpuBackend:
     """Handles are `Planes`; colour ops keep a half image half, spatial ops write float32."""
 
@@ -84,7 +80,7 @@ class CpuBackend:
             pixels = [pixels[..., c] for c in range(pixels.shape[2])]
         keep = half and _kernels("half").IN_KERNELS and all(p.dtype == np.float16 for p in pixels)
         dtype = np.float16 if keep else np.float32
-        return Planes([p if adopt and _reusable(p, dtype) else _kernels("half").converted(p, dtype) for p in pixels])
+        return Planes([p if adopt and adoptable(p, dtype) else _kernels("half").converted(p, dtype) for p in pixels])
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
         dtype = np.float16 if half and _kernels("half").IN_KERNELS else np.float32

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from oxi_cli.backends.base import DeviceLimits
+from oxi_cli.backends.base import DeviceLimits, adoptable
 from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
 from oxi_cli.backends.gpu.shaders import PipelineCache
 from oxi_cli.errors import BackendUnavailable, GpuFailure, ProcessingError
@@ -61,6 +61,8 @@ class GpuImage:
     buffer: Any
     shape: tuple[int, int, int]
     _recycle: Any = field(default=None, repr=False)
+    # Host planes the caller gave away with the upload (`adopt`): the download of this image lands in them.
+    spare: list[np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def nbytes(self) -> int:
@@ -266,6 +268,8 @@ class WgpuBackend:
             sources = [np.ascontiguousarray(p, dtype=np.float16 if half else np.float32).reshape(-1) for p in pixels]
         img = self.allocate(*shape)
         dtype = np.dtype(np.float16 if half else np.float32)
+        if adopt and not isinstance(pixels, np.ndarray) and all(adoptable(p, dtype) for p in pixels):
+            img.spare = list(pixels)
 
         def fill(view: memoryview, start: int, size: int) -> None:
             _shuffle(np.frombuffer(view, dtype, count=size // dtype.itemsize), sources, start // dtype.itemsize,
@@ -300,9 +304,11 @@ class WgpuBackend:
         """One C-contiguous (H, W) array per channel, filled straight from the staging buffers; float16 is
         packed on the device and travels as half."""
         h, w, c = handle.shape
-        planes = [np.empty((h, w), dtype) for _ in range(c)]
-        self._download_into(handle, [p.reshape(-1) for p in planes], np.dtype(dtype))
-        return planes
+        spare, handle.spare = handle.spare, None
+        if spare is None or len(spare) != c or any(p.dtype != dtype for p in spare):
+            spare = [np.empty((h, w), dtype) for _ in range(c)]
+        self._download_into(handle, [p.reshape(-1) for p in spare], np.dtype(dtype))
+        return spare
 
     def download(self, handle: GpuImage, out: np.ndarray | None = None) -> np.ndarray:
         """float32 (H, W, C) by default; a float16 `out` is packed on the device and travels as half."""
