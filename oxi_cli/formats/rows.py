@@ -2,31 +2,32 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from oxi_cli.errors import FormatError
-from oxi_cli.formats.text import INTEGER, NON_FINITE, NUMBER, fits_float32, iter_lines
-from oxi_cli.jit import serial  # the project's Numba decorator: user cache folder, no fastmath
+from oxi_cli.formats.text import INTEGER, NON_FINITE, NUMBER, fits_float32, iter_lines, quote
 
 _POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
 # Digits beyond this mantissa are dropped (the value keeps ~17 significant digits, far past float32's 9).
 _MANT_LIMIT = 10**17
 
+# Byte classes of the scanner's grammar.
+_OTHER, _LETTER, _SPACE, _NEWLINE, _SIGN, _POINT, _DIGIT = range(7)
+_CLASS = np.full(256, _OTHER, dtype=np.uint8)
+_CLASS[np.r_[65:91, 97:123]] = _LETTER
+_CLASS[[32, 9, 13, 11, 12]] = _SPACE
+_CLASS[10] = _NEWLINE
+_CLASS[[43, 45]] = _SIGN
+_CLASS[46] = _POINT
+_CLASS[48:58] = _DIGIT
 
-@serial
-def _is_space(c):
-    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
-
-@serial
-def _is_alpha(c):
-    return (65 <= c <= 90) or (97 <= c <= 122)
-
-
-@serial
+# Compiled by _numba_scanner(), on first use.
 def _scan_rows(buf, pos, ncols, out, int_only, skip_words, cube_from, cube, stop_when_full):
     """Parse rows of `ncols` numbers from buf[pos:] into out (flat, capacity rows * ncols).
 
@@ -63,10 +64,10 @@ def _scan_rows(buf, pos, ncols, out, int_only, skip_words, cube_from, cube, stop
             i += 1
             line_start = i
             continue
-        if _is_space(c):
+        if _CLASS[c] == _SPACE:
             i += 1
             continue
-        if c == 35 or (skip_words and col == 0 and _is_alpha(c)):
+        if c == 35 or (skip_words and col == 0 and _CLASS[c] == _LETTER):
             while i < n and buf[i] != 10:
                 i += 1
             continue
@@ -120,7 +121,7 @@ def _scan_rows(buf, pos, ncols, out, int_only, skip_words, cube_from, cube, stop
             if edig == 0:
                 return False, rows, line, line_start, extra_line, last_row_line
             exp_adj += -e if eneg else e
-        if j < n and not (_is_space(buf[j]) or buf[j] == 10 or buf[j] == 35):
+        if j < n and not (_CLASS[buf[j]] == _SPACE or buf[j] == 10 or buf[j] == 35):
             return False, rows, line, line_start, extra_line, last_row_line
         if int_only and (frac or has_exp):
             return False, rows, line, line_start, extra_line, last_row_line
@@ -200,7 +201,7 @@ def scan_rows(
     if room < capacity:
         capacity, cube = room, (0, 0)  # the table cannot be complete: no need to lay it out
     out = np.empty(capacity * ncols, dtype=np.float32)
-    ok, rows, line, line_start, extra, last = _scan_rows(
+    ok, rows, line, line_start, extra, last = _numba_scanner()(
         buf, pos, ncols, out, integers, skip_words, *cube, stop_when_full
     )
     if not ok:
@@ -216,10 +217,16 @@ def scan_rows(
     )
 
 
+@functools.cache
+def _numba_scanner() -> Callable[..., tuple[bool, int, int, int, int, int]]:
+    """The Numba scanner, built on first use, so that importing this module does not import Numba."""
+    from oxi_cli.jit import serial  # the project's Numba decorator: user cache folder, no fastmath
+
+    return serial(_scan_rows)
+
+
 def explain_bad_row(text: bytes, ncols: int, what: str, integers: bool) -> str:
     """Say what is wrong with a row the scanner rejected (error path only, so plain Python is fine)."""
-    from oxi_cli.formats.text import quote  # imported here: this module's import lines belong to the Numba set-up
-
     hash_at = text.find(b"#")
     toks = (text if hash_at < 0 else text[:hash_at]).split()
     kind = "integer" if integers else "number"
