@@ -68,3 +68,35 @@ def pow_f32(x, y):
     out = x if (x == F32_ZERO) | (x == F32_INF) else out  # +-0 ** y is +0: x + 0 drops the sign
     out = out + F32_ZERO
     return out if x >= F32_ZERO else (F32_INF if x == -F32_INF else F32_NAN)
+
+
+QUIET_BIT = U32(0x400000)  # of a float32 NaN
+
+
+@helper_inline
+def pow_nonneg_f32(x, y):
+    """powf(x, y) for float32 x that is +0, positive or NaN (-0 is taken as +0, a negative gives NaN) and any
+    finite float32 y: pow_f32 with C's answers for y <= 0 and integer y too: Inf for 0 ** -y, 0 for Inf ** -y,
+    and 1 for x ** 0 but a signalling NaN's (glibc's powf, so OCIO's CPU renderers, return that NaN)."""
+    out = pow_f32(x, y)
+    flipped = F32_INF if x == F32_ZERO else F32_ZERO
+    out = flipped if (y < F32_ZERO) & ((x == F32_ZERO) | (x == F32_INF)) else out
+    signalling = (x != x) & ((float_bits(x) & QUIET_BIT) == U32(0))
+    return F(1.0) if (y == F32_ZERO) & ~signalling else out
+
+
+@helper_inline
+def log2_f32(x):
+    """log2f(x) correctly rounded (one rounding of _log2's double): -Inf for +-0, Inf for Inf, NaN for NaN and
+    x < 0."""
+    out = F(_log2(x))
+    out = F32_INF if x == F32_INF else out
+    out = -F32_INF if x == F32_ZERO else out
+    return out if x >= F32_ZERO else F32_NAN
+
+
+@helper_inline
+def exp2_f32(z):
+    """exp2f(z) correctly rounded (one rounding of _exp2's double): 0 for -Inf, Inf for Inf, NaN for NaN."""
+    out = F(_exp2(D(z)))
+    return out if z == z else z
