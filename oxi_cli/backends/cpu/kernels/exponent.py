@@ -1,70 +1,67 @@
-"""Power curves per pixel as OCIO's Gamma renderers (exact powf, the LOSSLESS path): basic with three
-negative styles, and the moncurve (ExponentWithLinear) both ways, optionally mirrored."""
+"""Power curves per pixel as OCIO's Gamma renderers (powf, correctly rounded): basic with three negative
+styles, and the moncurve (ExponentWithLinear) both ways, optionally mirrored."""
+
+# The loops hold no call and no branch: kernels/mathf.py's inline pow, and every `if` a select (each pixel
+# computes the line and the power and keeps the one OCIO's branch takes), so LLVM vectorises them, where
+# libm's powf took a call a channel. Parameters are read before the loop: loads from `p` beside stores to
+# float32 planes LLVM could not prove apart.
 
 import numpy as np
 
 from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.mathf import pow_nonneg_f32
+from oxi_cli.jit import prange, serial, vector_kernel
 from oxi_cli.ops.codes import EXPONENT, MONCURVE_FWD, MONCURVE_REV
 
 ZERO = np.float32(0.0)
+CLAMP, MIRROR = 0, 1
 
 
 @serial
 def _power(x, g, style):
-    if style == 0:  # clamp: max(0, x) first, so NaN becomes 0 as std::max(0, NaN) does
-        return (x if x > ZERO else ZERO) ** g
-    if style == 1:  # mirror: sign(x) * |x| ** g
-        v = abs(x) ** g
-        return -v if x < ZERO else v
-    return x ** g if x > ZERO else x  # pass: zero, negatives and NaN unchanged
+    """x ** g; negatives: CLAMP takes max(0, x) first, so NaN becomes 0 as std::max(0, NaN) does; MIRROR
+    gives sign(x) * |x| ** g; the third style (pass) leaves zero, negatives and NaN unchanged."""
+    v = pow_nonneg_f32(abs(x) if style == MIRROR else (x if x > ZERO else ZERO), g)
+    mirrored = -v if x < ZERO else v
+    passed = v if x > ZERO else x
+    return v if style == CLAMP else (mirrored if style == MIRROR else passed)
 
 
 @serial
-def exponent(r, g, b, p, o):
-    """p[o] = negative style (0 clamp, 1 mirror, 2 pass), p[o+1:o+4] = exponent RGB."""
-    style = int(p[o])
-    return _power(r, p[o + 1], style), _power(g, p[o + 2], style), _power(b, p[o + 3], style)
-
-
-@serial
-def _moncurve_fwd(x, p, o, c):
+def _moncurve_channel(p, o, c):
     # Fields after the mirror flag, three channels each: power, offset, break, slope, scale.
-    gamma, off, brk, slope, scale = p[o + 1 + c], p[o + 4 + c], p[o + 7 + c], p[o + 10 + c], p[o + 13 + c]
-    a = abs(x) if p[o] != ZERO else x
-    v = a * slope if a <= brk else (a * scale + off) ** gamma
-    return -v if p[o] != ZERO and x < ZERO else v
+    return p[o + 1 + c], p[o + 4 + c], p[o + 7 + c], p[o + 10 + c], p[o + 13 + c]
 
 
 @serial
-def _moncurve_rev(x, p, o, c):
-    gamma, off, brk, slope, scale = p[o + 1 + c], p[o + 4 + c], p[o + 7 + c], p[o + 10 + c], p[o + 13 + c]
-    a = abs(x) if p[o] != ZERO else x
-    v = a * slope if a <= brk else a**gamma * scale - off
-    return -v if p[o] != ZERO and x < ZERO else v
+def _moncurve(x, q, mirror, forward):
+    """Above the break point a power of the scaled, offset value (encoding) or a scaled power less the offset
+    (decoding), below it a line; about 0 when `mirror`. q: one channel's fields."""
+    gamma, off, brk, slope, scale = q
+    a = abs(x) if mirror else x
+    v = pow_nonneg_f32(a * scale + off if forward else a, gamma)
+    v = v if forward else v * scale - off
+    v = a * slope if a <= brk else v
+    return -v if mirror & (x < ZERO) else v
 
 
-@serial
-def moncurve_fwd(r, g, b, p, o):
-    return _moncurve_fwd(r, p, o, 0), _moncurve_fwd(g, p, o, 1), _moncurve_fwd(b, p, o, 2)
-
-
-@serial
-def moncurve_rev(r, g, b, p, o):
-    return _moncurve_rev(r, p, o, 0), _moncurve_rev(g, p, o, 1), _moncurve_rev(b, p, o, 2)
-
-
-@kernel
+@vector_kernel
 def exponent_planes(code, r_in, g_in, b_in, r_out, g_out, b_out, p):
-    """A lone exponent op (`code` picks which) over flat planes, float32 or half bits."""
-    for i in prange(r_in.shape[0]):
-        r, g, b = load_rgb(r_in, g_in, b_in, i)
-        if code == EXPONENT:
-            store_rgb(r_out, g_out, b_out, i, exponent(r, g, b, p, 0))
-        elif code == MONCURVE_FWD:
-            store_rgb(r_out, g_out, b_out, i, moncurve_fwd(r, g, b, p, 0))
-        else:
-            store_rgb(r_out, g_out, b_out, i, moncurve_rev(r, g, b, p, 0))
+    """A lone exponent op (`code` picks which) over flat planes, float32 or half bits. EXPONENT's p[0] is
+    the negative style (0 clamp, 1 mirror, 2 pass), p[1:4] the exponent RGB; a moncurve's p[0] its mirror
+    flag, then _moncurve_channel's fields."""
+    if code == EXPONENT:
+        style, gr, gg, gb = int(p[0]), p[1], p[2], p[3]
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, (_power(r, gr, style), _power(g, gg, style), _power(b, gb, style)))
+    else:
+        mirror, forward = p[0] != ZERO, code == MONCURVE_FWD
+        qr, qg, qb = _moncurve_channel(p, 0, 0), _moncurve_channel(p, 0, 1), _moncurve_channel(p, 0, 2)
+        for i in prange(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, (_moncurve(r, qr, mirror, forward), _moncurve(g, qg, mirror, forward),
+                                               _moncurve(b, qb, mirror, forward)))
 
 
 # Every chain runs this op through this loop (kernels/color.py), keyed by op code.
