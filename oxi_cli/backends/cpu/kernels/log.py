@@ -1,10 +1,15 @@
 """Log encodings per pixel as OCIO's Log renderers: lin -> log and log -> lin, with LogCamera's linear
-segment; log2/exp2 in float32 as OCIO's exact (LOSSLESS) path."""
+segment; log2/exp2 in float32 as OCIO's exact (LOSSLESS) path, correctly rounded."""
+
+# As kernels/exponent.py: loops with no call and no branch (kernels/mathf.py's inline log2 and exp2; each pixel
+# computes the line and the log and keeps what OCIO's branch takes), which LLVM vectorises, where libm's log2f
+# and exp2f took a call a channel; parameters read before the loop.
 
 import numpy as np
 
 from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.mathf import exp2_f32, log2_f32
+from oxi_cli.jit import prange, serial, vector_kernel
 from oxi_cli.ops.codes import LIN_TO_LOG, LOG_TO_LIN
 
 ZERO = np.float32(0.0)
@@ -12,46 +17,43 @@ FLT_MIN = np.float32(np.finfo(np.float32).tiny)
 
 
 @serial
-def _to_log(x, p, o, c):
-    # Fields after the camera flag, three channels each: lin slope, lin offset, log scale (log slope over
-    # log2(base)), log offset, lin-side break, slope and offset of the linear segment.
-    if p[o] != ZERO and x < p[o + 13 + c]:
-        return p[o + 16 + c] * x + p[o + 19 + c]
-    v = x * p[o + 1 + c] + p[o + 4 + c]
+def _channel(p, o, c):
+    # Seven fields after the camera flag, three channels each. Encoding: lin slope, lin offset, log scale (log
+    # slope over log2(base)), log offset, lin-side break, slope and offset of the linear segment. Decoding:
+    # -log offset, exp2 scale, -lin offset, 1 / lin slope, log-side break, 1 / line slope, -line offset.
+    return p[o + 1 + c], p[o + 4 + c], p[o + 7 + c], p[o + 10 + c], p[o + 13 + c], p[o + 16 + c], p[o + 19 + c]
+
+
+@serial
+def _to_log(x, q, camera):
+    lin_slope, lin_off, log_scale, log_off, brk, line_slope, line_off = q
+    v = x * lin_slope + lin_off
     v = v if v > FLT_MIN else FLT_MIN  # std::max(FLT_MIN, v): NaN and negatives floor too
-    return np.log2(v) * p[o + 7 + c] + p[o + 10 + c]
+    v = log2_f32(v) * log_scale + log_off
+    return line_slope * x + line_off if camera & (x < brk) else v
 
 
 @serial
-def _to_lin(x, p, o, c):
-    # Fields: -log offset, exp2 scale, -lin offset, 1 / lin slope, log-side break, 1 / line slope, -line offset.
-    if p[o] != ZERO and x < p[o + 13 + c]:
-        return p[o + 16 + c] * (x + p[o + 19 + c])
-    v = np.exp2((x + p[o + 1 + c]) * p[o + 4 + c])
-    return (v + p[o + 7 + c]) * p[o + 10 + c]
+def _to_lin(x, q, camera):
+    neg_log_off, exp_scale, neg_lin_off, inv_lin_slope, brk, inv_line_slope, neg_line_off = q
+    v = (exp2_f32((x + neg_log_off) * exp_scale) + neg_lin_off) * inv_lin_slope
+    return inv_line_slope * (x + neg_line_off) if camera & (x < brk) else v
 
 
-@serial
-def lin_to_log(r, g, b, p, o):
-    return _to_log(r, p, o, 0), _to_log(g, p, o, 1), _to_log(b, p, o, 2)
-
-
-@serial
-def log_to_lin(r, g, b, p, o):
-    return _to_lin(r, p, o, 0), _to_lin(g, p, o, 1), _to_lin(b, p, o, 2)
-
-
-@kernel
+@vector_kernel
 def log_planes(to_log, r_in, g_in, b_in, r_out, g_out, b_out, p):
-    """A lone log op (encoding when `to_log`) over flat planes, float32 or half bits."""
+    """A lone log op (encoding when `to_log`) over flat planes, float32 or half bits. p[0] is the camera flag
+    (a line below the break), then _channel's fields."""
+    camera = p[0] != ZERO
+    qr, qg, qb = _channel(p, 0, 0), _channel(p, 0, 1), _channel(p, 0, 2)
     if to_log:
         for i in prange(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
-            store_rgb(r_out, g_out, b_out, i, lin_to_log(r, g, b, p, 0))
+            store_rgb(r_out, g_out, b_out, i, (_to_log(r, qr, camera), _to_log(g, qg, camera), _to_log(b, qb, camera)))
     else:
         for i in prange(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
-            store_rgb(r_out, g_out, b_out, i, log_to_lin(r, g, b, p, 0))
+            store_rgb(r_out, g_out, b_out, i, (_to_lin(r, qr, camera), _to_lin(g, qg, camera), _to_lin(b, qb, camera)))
 
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
