@@ -1,5 +1,5 @@
-"""Power curves per pixel as OCIO's Gamma renderers (powf, correctly rounded): basic with three negative
-styles, and the moncurve (ExponentWithLinear) both ways, optionally mirrored."""
+"""Power curves per pixel as OCIO's Gamma renderers (powf, rounded as kernels/mathf.py's): basic with three
+negative styles, and the moncurve (ExponentWithLinear) both ways, optionally mirrored."""
 
 # The loops hold no call and no branch: kernels/mathf.py's inline pow, and every `if` a select (each pixel
 # computes the line and the power and keeps the one OCIO's branch takes), so LLVM vectorises them, where
