@@ -3,8 +3,7 @@ negative styles, and the moncurve (ExponentWithLinear) both ways, optionally mir
 
 # The loops hold no call and no branch: kernels/mathf.py's inline pow, and every `if` a select (each pixel
 # computes the line and the power and keeps the one OCIO's branch takes), so LLVM vectorises them, where
-# libm's powf took a call a channel. Parameters are read before the loop: loads from `p` beside stores to
-# float32 planes LLVM could not prove apart.
+# libm's powf took a call a channel.
 
 import numpy as np
 

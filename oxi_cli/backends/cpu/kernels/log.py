@@ -3,7 +3,7 @@ segment; log2/exp2 in float32 as OCIO's exact (LOSSLESS) path, correctly rounded
 
 # As kernels/exponent.py: loops with no call and no branch (kernels/mathf.py's inline log2 and exp2; each pixel
 # computes the line and the log and keeps what OCIO's branch takes), which LLVM vectorises, where libm's log2f
-# and exp2f took a call a channel; parameters read before the loop.
+# and exp2f took a call a channel.
 
 import numpy as np
 
