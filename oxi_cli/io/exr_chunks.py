@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import struct
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from oxi_cli.errors import InputError, ProcessingError
 
 # Scanlines per chunk of the codecs handled here (OpenEXR's ImfCompression.h).
 LINES_PER_CHUNK = {"none": 1, "zips": 1, "zip": 16}
+# Bands whose chunks may still be encoding once write_rows returns (the planner counts them: plan.py).
+_BANDS_ENCODING = 1
 _ZLIB_LEVEL = 4  # OpenEXR's default zip level: the same size/speed trade users get from oiiotool
 _BYTES = {"half": 2, "float": 4, "uint32": 4}
 _DTYPES = {"half": np.dtype("<f2"), "float": np.dtype("<f4"), "uint32": np.dtype("<u4")}
@@ -233,6 +236,7 @@ class ExrChunkWriter:
         self._pending: list[np.ndarray] | None = None  # rows short of a whole chunk, per channel
         self._offsets = np.zeros(layout.count, np.uint64)
         self._next_chunk = 0
+        self._encoding: deque[tuple[int, list[Future]]] = deque()  # bands queued on the pool, oldest first
         self._file = open(self.path, "wb")  # noqa: SIM115 - closed by close() or abort()
         self._file.write(prefix)
         self._table_at = self._file.tell()
@@ -259,6 +263,9 @@ class ExrChunkWriter:
             self._encode([p[:whole] for p in band], self._next_chunk * lay.lines)
 
     def _encode(self, band: list[np.ndarray], start: int) -> None:
+        """Queue the band's chunks on the pool and write out the band before it: the pool starts on this band
+        while the last one's chunks finish, where waiting for each band left cores idle at its end (an 8K band
+        is 21 chunks for 16 threads). The band's arrays must not change until it is written."""
         lay = self.layout
         first = start // lay.lines
         count = -(-band[0].shape[0] // lay.lines)
@@ -272,10 +279,17 @@ class ExrChunkWriter:
             data = self._deflate(raw)
             return struct.pack("<ii", lay.y0 + start + r0, len(data)) + data
 
-        for i, chunk in enumerate(_map(one, range(count))):
-            self._offsets[first + i] = self._file.tell()
-            self._file.write(chunk)
+        pool = _pool()
+        self._encoding.append((first, [pool.submit(one, i) for i in range(count)]))
         self._next_chunk = first + count
+        while len(self._encoding) > _BANDS_ENCODING:
+            self._write_oldest()
+
+    def _write_oldest(self) -> None:
+        first, chunks = self._encoding.popleft()
+        for i, chunk in enumerate(chunks):
+            self._offsets[first + i] = self._file.tell()
+            self._file.write(chunk.result())
 
     def _deflate(self, raw: np.ndarray) -> bytes:
         if self.layout.compression == "none":
@@ -290,6 +304,8 @@ class ExrChunkWriter:
     def close(self) -> None:
         """Write the offset table; every row must have been written."""
         try:
+            while self._encoding:
+                self._write_oldest()
             if self.rows_written != self.layout.height or self._next_chunk != self.layout.count:
                 written, height = self.rows_written, self.layout.height
                 raise ProcessingError(f"{self.name}: only {written} of {height} rows were written")
@@ -300,4 +316,9 @@ class ExrChunkWriter:
             self._file.close()
 
     def abort(self) -> None:
+        for _, chunks in self._encoding:
+            for chunk in chunks:
+                chunk.cancel()
+        wait([chunk for _, chunks in self._encoding for chunk in chunks])
+        self._encoding.clear()
         self._file.close()

@@ -85,6 +85,22 @@ def test_writer_output_reads_back_through_openexr_exactly(tmp_path: Path, codec:
         assert same_bits(back[name], data[name]), name
 
 
+def test_an_aborted_writer_waits_for_the_bands_still_encoding_and_closes_its_file(tmp_path: Path):
+    data = planes(64, 300, seed=6)
+    source = write_openexr(tmp_path / "in.exr", data, "zip", origin=(0, 0))
+    meta = read_spec(source).meta
+    header = band_header(meta, 300, 64, "zip")
+    out = tmp_path / "out.exr"
+    writer = ExrChunkWriter(out, header_prefix(header, meta.pixel_types, out), layout_for(header, meta.pixel_types))
+    for row in (0, 16, 32):  # bands left encoding on the pool when write_rows returns
+        writer.write_rows({n: p[row : row + 16] for n, p in data.items()})
+    pending = [chunk for _, chunks in writer._encoding for chunk in chunks]
+    assert pending
+    writer.abort()
+    assert all(chunk.done() for chunk in pending)
+    assert writer._file.closed
+
+
 def test_a_chunk_offset_outside_the_file_is_reported_as_corrupt_input(tmp_path: Path):
     from oxi_cli.errors import InputError
 
