@@ -291,11 +291,11 @@ class _Job:
         out_io = out_px * self.out_bpp
         whole_in = self.spec.width * self.spec.height * self.in_bpp
         whole_out = self.out_size[0] * self.out_size[1] * self.out_bpp
-        # Streaming holds one band decoding, one queued and one computing, one computed band queued and two
-        # encoding (io/exr_chunks.py starts on a band before the last is written); single and tiled hold the
-        # whole input and output planes and one tile's work.
+        # Streaming holds two bands decoding (io/exr_chunks.py reads one ahead), one queued and one computing,
+        # one computed band queued and two encoding (it starts on a band before the last is written); single
+        # and tiled hold the whole input and output planes and one tile's work.
         streaming = strategy == "streaming"
-        ram = 3 * in_io + host_work + 3 * out_io if streaming else whole_in + whole_out + host_work
+        ram = 4 * in_io + host_work + 3 * out_io if streaming else whole_in + whole_out + host_work
         dims = max([*r, *c])
         return _Cost(ram, device, f32 * max(stage_px), dims, r[0], c[0])
 

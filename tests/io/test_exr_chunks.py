@@ -64,6 +64,22 @@ def test_reader_gives_openexrs_pixels_for_any_rows(tmp_path: Path, codec: str, f
                 assert same_bits(got[name], data[name][start:stop]), (name, start, stop)
 
 
+def test_bands_read_ahead_give_openexrs_pixels_and_a_missed_guess_is_dropped(tmp_path: Path):
+    data = planes(100, 23, seed=7)
+    path = write_openexr(tmp_path / "in.exr", data, "zip", origin=(0, 0))
+    spec = read_spec(path)
+    with ExrChunkReader(path, layout_for(spec.meta.header, spec.meta.pixel_types), header_bytes(path)) as reader:
+        # Overlapping bands (a blur's halo), a step the read-ahead learns, then a jump it could not guess.
+        for start, stop in [(0, 20), (16, 36), (32, 52), (48, 68), (90, 100), (64, 84), (80, 100)]:
+            got = reader.read_rows(start, stop)
+            for name in TYPES:
+                assert same_bits(got[name], data[name][start:stop]), (name, start, stop)
+            if (start, stop) == (48, 68):
+                assert reader._ahead is not None and reader._ahead[0] == (64, 84)
+        assert reader._ahead is not None  # (96, 100), guessed after the last band, never asked for
+    assert reader._ahead is None and reader._fd == -1
+
+
 @pytest.mark.parametrize("codec", sorted(CODECS))
 def test_writer_output_reads_back_through_openexr_exactly(tmp_path: Path, codec: str):
     data = planes(50, 29, seed=4)
