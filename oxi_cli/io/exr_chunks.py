@@ -157,7 +157,7 @@ class ExrChunkReader:
             raise self._corrupt("its chunk offset table is cut short")
         self._offsets = np.frombuffer(table, "<u8").astype(np.int64)
         self._size = os.fstat(self._fd).st_size
-        self._last_start: int | None = None
+        self._last_stop: int | None = None
         self._ahead: tuple[tuple[int, int], Future] | None = None  # the band read ahead, and its rows
         self._ahead_thread: ThreadPoolExecutor | None = None
         if (self._offsets < header_bytes).any() or (self._offsets >= self._size).any():
@@ -168,16 +168,19 @@ class ExrChunkReader:
         return InputError(f"{self.path}: the EXR file is truncated or corrupt ({why}); re-export or re-copy it")
 
     def read_rows(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        """Rows [start, stop); the band one step further (the step the last two calls made) is then decoded
-        ahead, so the pool starts on it while the caller works: band by band it idled at each band's end (an
-        8K band is 21 chunks for 16 threads)."""
+        """Rows [start, stop); the band one step further (the step between the last two calls' ends: a band
+        clipped at the top edge has a shorter start step) is then decoded ahead, so the pool starts on it
+        while the caller works: band by band it idled at each band's end (an 8K band is 21 chunks for 16
+        threads)."""
         lay = self.layout
         if not 0 <= start < stop <= lay.height:
             raise ProcessingError(f"rows {start}..{stop} lie outside {self.path}'s {lay.height} rows")
         ahead, self._ahead = self._ahead, None
         band = ahead[1].result() if ahead is not None and ahead[0] == (start, stop) else self._read(start, stop)
-        step = start - self._last_start if self._last_start is not None else stop - start
-        self._last_start = start
+        # No guess from a first band: a halo band's start step differs from its length, and a wrong guess is
+        # a band decoded for nothing.
+        step = stop - self._last_stop if self._last_stop is not None else 0
+        self._last_stop = stop
         if step > 0 and start + step < lay.height:
             rows = (start + step, min(stop + step, lay.height))
             if self._ahead_thread is None:
