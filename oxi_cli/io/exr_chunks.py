@@ -14,7 +14,7 @@ import os
 import struct
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,9 +123,18 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-def _map(fn: Callable[[int], Any], items: Sequence[int]) -> list[Any]:
-    """fn over items on the chunk pool; the first failure is raised once all are done."""
-    return list(_pool().map(fn, items))
+def _finish(chunks: Sequence[Future]) -> None:
+    """Wait for every chunk, then raise the first failure: none may still be running when its caller moves on."""
+    wait(chunks)
+    for chunk in chunks:
+        chunk.result()
+
+
+def _drop(chunks: Sequence[Future]) -> None:
+    """Cancel the chunks not yet started and wait for the rest."""
+    for chunk in chunks:
+        chunk.cancel()
+    wait(chunks)
 
 
 def _lines_of(raw: np.ndarray, layout: ChunkLayout, lines: int) -> list[np.ndarray]:
@@ -158,8 +167,8 @@ class ExrChunkReader:
         self._offsets = np.frombuffer(table, "<u8").astype(np.int64)
         self._size = os.fstat(self._fd).st_size
         self._last_stop: int | None = None
-        self._ahead: tuple[tuple[int, int], Future] | None = None  # the band read ahead, and its rows
-        self._ahead_thread: ThreadPoolExecutor | None = None
+        # The band queued ahead: its rows, its planes and its chunks.
+        self._ahead: tuple[tuple[int, int], tuple[dict[str, np.ndarray], list[Future]]] | None = None
         if (self._offsets < header_bytes).any() or (self._offsets >= self._size).any():
             self.close()
             raise self._corrupt("a chunk offset points outside the file")
@@ -168,27 +177,32 @@ class ExrChunkReader:
         return InputError(f"{self.path}: the EXR file is truncated or corrupt ({why}); re-export or re-copy it")
 
     def read_rows(self, start: int, stop: int) -> dict[str, np.ndarray]:
-        """Rows [start, stop); the band one step further (the step between the last two calls' ends: a band
-        clipped at the top edge has a shorter start step) is then decoded ahead, so the pool starts on it
-        while the caller works: band by band it idled at each band's end (an 8K band is 21 chunks for 16
-        threads)."""
+        """Rows [start, stop). The band one step further (the step between the last two calls' ends: a band
+        clipped at the top edge has a shorter start step) is queued on the pool behind this one, so the pool
+        starts on it while the caller works: band by band it idled at each band's end (an 8K band is 21
+        chunks for 16 threads)."""
         lay = self.layout
         if not 0 <= start < stop <= lay.height:
             raise ProcessingError(f"rows {start}..{stop} lie outside {self.path}'s {lay.height} rows")
         ahead, self._ahead = self._ahead, None
-        band = ahead[1].result() if ahead is not None and ahead[0] == (start, stop) else self._read(start, stop)
+        if ahead is not None and ahead[0] == (start, stop):
+            planes, chunks = ahead[1]
+        else:
+            if ahead is not None:
+                _drop(ahead[1][1])
+            planes, chunks = self._queue(start, stop)
         # No guess from a first band: a halo band's start step differs from its length, and a wrong guess is
         # a band decoded for nothing.
         step = stop - self._last_stop if self._last_stop is not None else 0
         self._last_stop = stop
         if step > 0 and start + step < lay.height:
             rows = (start + step, min(stop + step, lay.height))
-            if self._ahead_thread is None:
-                self._ahead_thread = ThreadPoolExecutor(1, thread_name_prefix="oxi-exr-ahead")
-            self._ahead = (rows, self._ahead_thread.submit(self._read, *rows))
-        return band
+            self._ahead = (rows, self._queue(*rows))
+        _finish(chunks)
+        return planes
 
-    def _read(self, start: int, stop: int) -> dict[str, np.ndarray]:
+    def _queue(self, start: int, stop: int) -> tuple[dict[str, np.ndarray], list[Future]]:
+        """Planes for rows [start, stop), and their chunks queued on the pool to decode into them."""
         lay = self.layout
         planes = [np.empty((stop - start, lay.width), _DTYPES[kind]) for _, kind in lay.channels]
         views = [p.view(np.uint8) for p in planes]
@@ -201,8 +215,9 @@ class ExrChunkReader:
             for view, rows in zip(views, _lines_of(raw, lay, c1 - c0), strict=True):
                 view[lo - start : hi - start] = rows[lo - c0 : hi - c0]
 
-        _map(one, range(first, last + 1))
-        return {name: plane for (name, _), plane in zip(lay.channels, planes, strict=True)}
+        pool = _pool()
+        chunks = [pool.submit(one, k) for k in range(first, last + 1)]
+        return {name: plane for (name, _), plane in zip(lay.channels, planes, strict=True)}, chunks
 
     def _chunk(self, k: int, lines: int) -> np.ndarray:
         """Chunk k's scanlines as raw bytes (lines * row_bytes)."""
@@ -235,9 +250,9 @@ class ExrChunkReader:
         return out
 
     def close(self) -> None:
-        if self._ahead_thread is not None:  # its read must not outlive the file descriptor
-            self._ahead_thread.shutdown(wait=True, cancel_futures=True)
-            self._ahead_thread, self._ahead = None, None
+        if self._ahead is not None:  # its chunks must not outlive the file descriptor
+            _drop(self._ahead[1][1])
+            self._ahead = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -341,9 +356,6 @@ class ExrChunkWriter:
             self._file.close()
 
     def abort(self) -> None:
-        for _, chunks in self._encoding:
-            for chunk in chunks:
-                chunk.cancel()
-        wait([chunk for _, chunks in self._encoding for chunk in chunks])
+        _drop([chunk for _, chunks in self._encoding for chunk in chunks])
         self._encoding.clear()
         self._file.close()
