@@ -28,6 +28,9 @@ DEFAULT_RAM_FRACTION = 0.5
 # Float32 working set per band beyond which bigger bands buy nothing but memory (the per-band overhead is a
 # few milliseconds; 32 MiB is 1024 rows of 2K RGBA or 128 rows of 16K RGBA).
 BAND_TARGET_BYTES = 32 << 20
+# Bands at least this many times their row halo tall: below it, re-reading and re-computing halo rows costs
+# more than a band's own rows.
+BAND_HALO_FACTOR = 8
 # Stored input + output bytes from which bands beat one pass even when one pass fits (bench/bench_stream.py
 # and bench/bench_cpu.py, 2-core box: a 4096x2160 or 4096² RGBA half file runs 6-15 % faster in one pass,
 # which reads and writes with the GIL released, an 8192² one 0-8 % faster in bands, in a quarter the memory).
@@ -458,15 +461,15 @@ class _Planner:
         return self._plan("single", job.whole(0), job.whole(1), "")
 
     def _target_rows(self) -> int:
-        """Output rows per band that make BAND_TARGET_BYTES of float32 work (input side included), at least 8
-        times the row halo."""
+        """Output rows per band that make BAND_TARGET_BYTES of float32 work (input side included), at least
+        BAND_HALO_FACTOR times the row halo."""
         job = self.job
         out_w, out_h = job.out_size
         # A shrinking resize reads more than it writes: count the input pixels behind each output row.
         shrink = max(1.0, (job.spec.width * job.spec.height) / max(1, out_w * out_h))
         per_row = max(1, int(out_w * max(job.work_channels, 1) * 4 * shrink))
         halo = sum(s.radius for s in job.rows)
-        return max(16, BAND_TARGET_BYTES // per_row, 8 * halo)
+        return max(16, BAND_TARGET_BYTES // per_row, BAND_HALO_FACTOR * halo)
 
     def bands(self, strategy: str, cap: int | None = None) -> Plan | None:
         """Full-width bands: the tallest that fits, up to the target size; None if not even one row fits."""
