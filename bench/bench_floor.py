@@ -1,4 +1,4 @@
-"""What a process costs before its first pixel: interpreter, imports, and a job too small to measure, on each
+"""What a process costs before its first pixel: interpreter, imports, and a job too small to common.measure, on each
 backend, beside oiiotool on the same file. The floor that start-up puts under every file-to-file ratio.
 
     python bench/bench_floor.py [--runs 7] [--workdir DIR] [--json FILE]
@@ -17,15 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (  # noqa: E402  (the repo root must be importable first)
-    BenchError,
-    compile_oxi_bytecode,
-    fmt_s,
-    measure,
-    oiiotool_command,
-    print_table,
-    write_json,
-)
+from bench import _common as common  # noqa: E402  (the repo root must be importable first)
 from bench.bench_many_core import make_plate  # noqa: E402
 
 IMPORTS = {
@@ -41,20 +33,22 @@ IMPORTS = {
 def floor_rows(work: Path, runs: int) -> dict[str, float | None]:
     """Median seconds per row; None where the row cannot run here (no GPU, no oiiotool)."""
     py = sys.executable
-    rows: dict[str, float | None] = {name: measure([py, "-c", code], runs).median_s for name, code in IMPORTS.items()}
-    rows["oxi --help"] = measure([py, "-m", "oxi_cli", "--help"], runs).median_s
+    rows: dict[str, float | None] = {
+        name: common.measure([py, "-c", code], runs).median_s for name, code in IMPORTS.items()
+    }
+    rows["oxi --help"] = common.measure([py, "-m", "oxi_cli", "--help"], runs).median_s
     tiny = work / "tiny_16.exr"
     make_plate(tiny, 16, 16)
     job = [py, "-m", "oxi_cli", "cdl", str(tiny), str(work / "tiny_out.exr"), "--slope", "1.1,1,0.9", "--power", "1.2"]
     for backend in ("cpu", "gpu"):
         name = f"oxi cdl 16x16 --backend {backend}"
         try:
-            measure([*job, "--backend", backend], 1)  # fills Numba's cache and the pipeline cache
-            rows[name] = measure([*job, "--backend", backend], runs).median_s
-        except BenchError:
+            common.measure([*job, "--backend", backend], 1)  # fills Numba's cache and the pipeline cache
+            rows[name] = common.measure([*job, "--backend", backend], runs).median_s
+        except common.BenchError:
             rows[name] = None
-    oiio = oiiotool_command()
-    rows["oiiotool 16x16 --mulc"] = None if oiio is None else measure(
+    oiio = common.oiiotool_command()
+    rows["oiiotool 16x16 --mulc"] = None if oiio is None else common.measure(
         [*oiio, str(tiny), "--mulc", "1.1,1,0.9,1", "-o", str(work / "tiny_oiio.exr")], runs).median_s
     return rows
 
@@ -66,16 +60,16 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON to this file ('-': stdout)")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    compile_oxi_bytecode()
+    common.compile_oxi_bytecode()
     rows = floor_rows(args.workdir, args.runs)
-    print_table(
+    common.print_table(
         "Start-up floor: median wall s of a fresh process",
         ["what", "s"],
-        [[name, fmt_s(s)] for name, s in rows.items()],
+        [[name, common.fmt_s(s)] for name, s in rows.items()],
         caption=f"median of {args.runs}; import rows overlap (numba and OpenEXR include numpy)",
     )
     if args.json:
-        write_json(args.json, {"runs": args.runs, "seconds": rows})
+        common.write_json(args.json, {"runs": args.runs, "seconds": rows})
 
 
 if __name__ == "__main__":
