@@ -362,11 +362,6 @@ def run_task(task: Task, chain: Any) -> dict[str, Any]:
         return _fields(rec)
     rec.started = started
     _guarded_work(runner, job, task.batch)
-    if rec.status == "interrupted" and _written_since(task.output, started):
-        # The abort landed after the output was renamed into place (e.g. in the executor's final progress
-        # call): the file is whole and on disk, so the record says done rather than leave an unexplained output.
-        rec.status, rec.error, rec.backend = "ok", None, runner.backend.name
-        rec.strategy, rec.out_width, rec.out_height = job.plan.strategy, job.plan.out_width, job.plan.out_height
     if rec.device:
         rec.device = f"{rec.device} @ {_worker_address()}"
     return _fields(rec)
@@ -414,13 +409,6 @@ def remove_stale_temporaries(output: Path, before: float) -> None:
             with contextlib.suppress(OSError):
                 if tmp.stat().st_mtime < before:
                     tmp.unlink()
-
-
-def _written_since(path: Path, since: float) -> bool:
-    try:
-        return path.stat().st_mtime >= since
-    except OSError:
-        return False
 
 
 def _fields(rec: FileRecord) -> dict[str, Any]:

@@ -190,8 +190,10 @@ class Batch:
                 self._open_backend()
             self._loop(pending, running)
         except KeyboardInterrupt:
-            self.report.interrupted = True
             self._abandon(running)
+            # A Ctrl-C that lands once every file has finished (its output committed) interrupted nothing: saying
+            # "interrupted, no output left" beside a written file would be wrong.
+            self.report.interrupted = any(r.status in ("interrupted", "not_started") for r in self.report.records)
         finally:
             self.reporter.end()
         self._emit_the_rest()
@@ -428,6 +430,8 @@ class Batch:
         except KeyboardInterrupt:
             if result is not None:
                 self._fill(job, result)
+            elif _written_since(job.output, rec.started):
+                self._fill_committed(job)
             else:
                 rec.status = "interrupted"
                 rec.error = "interrupted"
@@ -469,6 +473,13 @@ class Batch:
         rec.strategy = result.strategy
         rec.out_width, rec.out_height = result.out_width, result.out_height
         rec.stages = {k: float(v) for k, v in result.seconds.items() if k != "total"}
+
+    def _fill_committed(self, job: Job) -> None:
+        """The record of a file whose output was renamed into place before Ctrl-C landed (in the executor's
+        last progress call, say): the file is whole and on disk, so it is done, not interrupted."""
+        rec = job.record
+        rec.status, rec.error, rec.backend = "ok", None, self._raw(job).name
+        rec.strategy, rec.out_width, rec.out_height = job.plan.strategy, job.plan.out_width, job.plan.out_height
 
     def _device_name(self, raw: Any) -> str:
         """What the file ran on, named once per backend."""
@@ -547,6 +558,13 @@ class Batch:
             return
         for line in report.summary():
             self.reporter.message(f"oxi: {line}" if not line.startswith("  ") else line)
+
+
+def _written_since(path: Path, since: float | None) -> bool:
+    try:
+        return since is not None and path.stat().st_mtime >= since
+    except OSError:
+        return False
 
 
 def _private_stderr() -> TextIO:

@@ -54,6 +54,24 @@ def test_ctrl_c_during_start_up_exits_130_without_a_traceback(tmp_path: Path, de
     assert not list(tmp_path.glob("*o.exr*"))
 
 
+def test_ctrl_c_after_the_output_is_written_is_not_reported_as_an_interruption(tmp_path: Path):
+    """Once the output file is in place the job is done: a Ctrl-C landing after that (while oxi reports and
+    exits) must not say "interrupted, no output left" beside the written file, nor exit 130."""
+    plate = write_exr(tmp_path / "plate.exr", hdr_rgba(64, 64))
+    out = tmp_path / "o.exr"
+    env = {**os.environ, "OXI_BACKEND": "cpu"}
+    proc = subprocess.Popen([*oxi_cmd(True), "cdl", str(plate), str(out), "--sat", "1.1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    while not out.exists() and proc.poll() is None:
+        time.sleep(0.0005)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert out.exists()
+    assert proc.returncode == 0, err
+    assert "interrupted" not in err and "Traceback" not in err
+
+
 def test_a_closed_stdout_ends_info_quietly(tmp_path: Path):
     files = [str(write_exr(tmp_path / f"p{i}.exr", hdr_rgba(4, 4, seed=i), aovs=False)) for i in range(150)]
     env = {**os.environ, "OXI_BACKEND": "cpu", "COLUMNS": "200"}
