@@ -13,21 +13,21 @@ from oxi_cli.io.common import ImageSpec, format_for, one_line, output_format
 
 __all__ = ["ImageSpec", "format_for", "read_image", "read_spec", "set_io_threads", "write_image"]
 
-# format -> (module, reader, spec reader, writer); modules load on first use so `oxi --help` stays fast.
+# format -> (reader, spec reader, writer) as module.function in this package; modules load on first use so
+# `oxi --help` stays fast. EXR is written by exr_stream, which picks oxi's chunk writer or OpenEXR's.
 _HANDLERS = {
-    "exr": ("exr", "read", "read_spec", "write"),
-    "png": ("raster", "read_png", "read_png_spec", "write_png"),
-    "tiff": ("raster", "read_tiff", "read_tiff_spec", "write_tiff"),
-    "jpeg": ("raster", "read_jpeg", "read_jpeg_spec", "write_jpeg"),
+    "exr": ("exr.read", "exr.read_spec", "exr_stream.write"),
+    "png": ("raster.read_png", "raster.read_png_spec", "raster.write_png"),
+    "tiff": ("raster.read_tiff", "raster.read_tiff_spec", "raster.write_tiff"),
+    "jpeg": ("raster.read_jpeg", "raster.read_jpeg_spec", "raster.write_jpeg"),
 }
 
 
 def _handler(fmt: str, role: int) -> Callable:
     import importlib
 
-    module_name, *functions = _HANDLERS[fmt]
-    module = importlib.import_module(f"oxi_cli.io.{module_name}")
-    return getattr(module, functions[role])
+    module_name, function = _HANDLERS[fmt][role].split(".")
+    return getattr(importlib.import_module(f"oxi_cli.io.{module_name}"), function)
 
 
 def read_image(path: str | Path) -> Image:

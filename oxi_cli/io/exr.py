@@ -50,8 +50,12 @@ _DERIVED = ("channels", "chunkCount", EXTRA_PARTS_KEY)
 
 
 def set_threads(n: int) -> None:
-    """Threads OpenEXR uses to decode and encode chunks (its default, 0, is single-threaded)."""
+    """Threads OpenEXR and oxi's chunk codec use to decode and encode chunks (OpenEXR's default, 0, is
+    single-threaded)."""
+    from oxi_cli.io import exr_chunks
+
     OpenEXR.set_global_thread_count(max(1, int(n)))
+    exr_chunks.set_threads(n)
 
 
 set_threads(os.cpu_count() or 1)
@@ -241,7 +245,7 @@ def _planes_for_exr(image: Image) -> dict[str, np.ndarray]:
 def output_header(meta: ImageMeta, width: int, height: int, compression: str | None = None) -> dict[str, Any]:
     """The first part's header for a `width` x `height` output written like the file `meta` came from.
 
-    Shared by write() and the band writer in io/exr_stream.py, so both keep the same attributes.
+    Shared by prepared() and the band writer in io/exr_stream.py, so both keep the same attributes.
     """
     source = meta.header if meta.format == "exr" else {}
     header = {k: v for k, v in source.items() if k not in _DERIVED}
@@ -259,8 +263,9 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     return header
 
 
-def write(image: Image, path: Path, compression: str | None = None) -> None:
-    """Write `image` as EXR at `path` (the caller's temporary), like the file it came from."""
+def prepared(image: Image, compression: str | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray], list]:
+    """What an EXR of `image` holds, written like the file it came from: the first part's header and planes
+    (checked) and the parts after it."""
     if not image.planes:
         raise UsageError("the image has no channels to write")
     meta = image.meta
@@ -270,7 +275,11 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
     for name, plane in planes.items():
         if plane.shape != (image.height, image.width):
             raise UsageError(f"channel {name} is {plane.shape[1]}x{plane.shape[0]}, not {image.width}x{image.height}")
-    extra = source.get(EXTRA_PARTS_KEY) or []
+    return header, planes, source.get(EXTRA_PARTS_KEY) or []
+
+
+def write_parts(header: dict[str, Any], planes: dict[str, np.ndarray], extra: list, path: Path) -> None:
+    """Write prepared() parts at `path` (the caller's temporary) through OpenEXR's whole-file writer."""
     error: BaseException | None = None
     with native_messages() as lines:
         try:

@@ -112,14 +112,24 @@ def _refilter(raw: np.ndarray, t: np.ndarray) -> None:
 
 
 _POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+_THREADS = max(1, os.cpu_count() or 1)
 _LOCK = threading.Lock()
 
 
+def set_threads(n: int) -> None:
+    """Threads the chunk pool runs (`--threads`, as OpenEXR's own pool: io.exr.set_threads sets both)."""
+    global _THREADS
+    _THREADS = max(1, int(n))
+
+
 def _pool() -> ThreadPoolExecutor:
-    global _POOL
+    global _POOL, _POOL_SIZE
     with _LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max(1, os.cpu_count() or 1), thread_name_prefix="oxi-exr")
+        if _POOL is None or _POOL_SIZE != _THREADS:
+            old, _POOL, _POOL_SIZE = _POOL, ThreadPoolExecutor(_THREADS, thread_name_prefix="oxi-exr"), _THREADS
+            if old is not None:
+                old.shutdown(wait=False)  # chunks already queued there still run
         return _POOL
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import OpenEXR
 import pytest
 
+from oxi_cli.io import exr_stream
 from oxi_cli.io.exr import read_spec
 from oxi_cli.io.exr_chunks import ExrChunkReader, ExrChunkWriter, layout_for
 from oxi_cli.io.exr_stream import band_header, header_bytes, header_prefix
@@ -99,6 +100,23 @@ def test_writer_output_reads_back_through_openexr_exactly(tmp_path: Path, codec:
         assert f.header()["compression"] == CODECS[codec]
     for name in TYPES:
         assert same_bits(back[name], data[name]), name
+
+
+@pytest.mark.parametrize("codec", [*sorted(CODECS), "piz"])
+def test_a_whole_image_is_written_byte_for_byte_as_openexr_writes_it(tmp_path: Path, codec: str, monkeypatch):
+    """write_image() sends one-part NONE/ZIPS/ZIP files through the chunk writer (in bands of chunks) and the
+    rest to OpenEXR: either way the file is the one OpenEXR's own whole-file writer makes."""
+    from oxi_cli.io import exr, read_image, write_image
+
+    height = 16 * exr_stream._CHUNKS_PER_BAND + 21  # more than one band of chunks, the last chunk short
+    source = write_openexr(tmp_path / "in.exr", planes(height, 9, seed=5), "zip", origin=(2, -3))
+    image = read_image(source)
+    ours, theirs = tmp_path / "ours.exr", tmp_path / "theirs.exr"
+    exr.write_parts(*exr.prepared(image, codec), theirs)
+    if codec in CODECS:  # the chunk writer's, not OpenEXR's
+        monkeypatch.setattr(exr, "write_parts", lambda *a: pytest.fail("written by OpenEXR"))
+    write_image(image, ours, compression=codec)
+    assert ours.read_bytes() == theirs.read_bytes()
 
 
 def test_an_aborted_writer_waits_for_the_bands_still_encoding_and_closes_its_file(tmp_path: Path):
