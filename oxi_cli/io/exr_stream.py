@@ -321,7 +321,8 @@ def header_bytes(path: str | Path) -> int:
 
 
 # Chunks handed to the chunk writer at a time: enough to keep every core busy, few enough that the file takes
-# them as they finish rather than all at close.
+# them as they finish rather than all at close. Files of fewer chunks go to OpenEXR: the chunk writer's header
+# (a one-row file OpenEXR writes) costs ~1 ms, more than it saves on a 256² image.
 _CHUNKS_PER_BAND = 64
 
 
@@ -334,6 +335,8 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
     header, planes, extra = exr.prepared(image, compression)
     types = {name: pixel_type_of(plane) for name, plane in planes.items()}
     layout = None if extra else layout_for(header, types)
+    if layout is not None and layout.count < _CHUNKS_PER_BAND:
+        layout = None
     prefix = None
     if layout is not None:
         with contextlib.suppress(ProcessingError):  # a header it cannot reproduce: OpenEXR writes the file
