@@ -506,13 +506,9 @@ def _band_reader(path: Path) -> Any:
 
 def _band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name: Path) -> Any:
     """oxi's own chunk writer where the output codec allows it, else OpenEXR's legacy band writer."""
-    from oxi_cli.io.exr_chunks import ExrChunkWriter, layout_for
-    from oxi_cli.io.exr_stream import ExrBandWriter, header_prefix
+    from oxi_cli.io.exr_stream import ExrBandWriter, chunk_writer
 
-    layout = layout_for(header, types)
-    if layout is None:
-        return ExrBandWriter(tmp, header, types, name=name)
-    return ExrChunkWriter(tmp, header_prefix(header, types, name), layout, name=name)
+    return chunk_writer(tmp, header, types, name) or ExrBandWriter(tmp, header, types, name=name)
 
 
 def _execute_streaming(

@@ -11,6 +11,7 @@ import OpenEXR
 
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import Image, ImageMeta
+from oxi_cli.io import exr_chunks
 from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, one_line, ordered_channels, pixel_type_of
 from oxi_cli.io.exr_header import MAGIC, ExrLayout, read_layout
 from oxi_cli.io.native import native_messages
@@ -52,8 +53,6 @@ _DERIVED = ("channels", "chunkCount", EXTRA_PARTS_KEY)
 def set_threads(n: int) -> None:
     """Threads OpenEXR and oxi's chunk codec use to decode and encode chunks (OpenEXR's default, 0, is
     single-threaded)."""
-    from oxi_cli.io import exr_chunks
-
     OpenEXR.set_global_thread_count(max(1, int(n)))
     exr_chunks.set_threads(n)
 

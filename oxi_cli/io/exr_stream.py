@@ -326,28 +326,35 @@ def header_bytes(path: str | Path) -> int:
 _CHUNKS_PER_BAND = 64
 
 
+def chunk_writer(
+    path: Path, header: dict[str, Any], pixel_types: dict[str, str], name: str | Path, min_chunks: int = 1
+) -> Any:
+    """oxi's chunk writer (io/exr_chunks.py) for a one-part file with this header, where it covers the codec
+    (NONE, ZIPS, ZIP scanlines) and the file has `min_chunks` chunks or more; else None."""
+    from oxi_cli.io.exr_chunks import ExrChunkWriter, layout_for
+
+    layout = layout_for(header, pixel_types)
+    if layout is None or layout.count < min_chunks:
+        return None
+    return ExrChunkWriter(path, header_prefix(header, pixel_types, name), layout, name=name)
+
+
 def write(image: Image, path: Path, compression: str | None = None) -> None:
     """Write `image` as EXR at `path` (the caller's temporary), like the file it came from: a one-part NONE, ZIPS
     or ZIP scanline file through oxi's chunk writer (the same bytes as OpenEXR's whole-file writer, 10-25 %
     faster on the 2-core box: docs/BENCHMARKS.md, session 7), any other through OpenEXR's."""
-    from oxi_cli.io.exr_chunks import ExrChunkWriter, layout_for
-
     header, planes, extra = exr.prepared(image, compression)
     types = {name: pixel_type_of(plane) for name, plane in planes.items()}
-    layout = None if extra else layout_for(header, types)
-    if layout is not None and layout.count < _CHUNKS_PER_BAND:
-        layout = None
-    prefix = None
-    if layout is not None:
-        with contextlib.suppress(ProcessingError):  # a header it cannot reproduce: OpenEXR writes the file
-            prefix = header_prefix(header, types, path)
-    if layout is None or prefix is None:
+    writer = None
+    if not extra:
+        with contextlib.suppress(ProcessingError):  # a header it cannot reproduce: OpenEXR writes (or refuses) it
+            writer = chunk_writer(path, header, types, path, min_chunks=_CHUNKS_PER_BAND)
+    if writer is None:
         exr.write_parts(header, planes, extra, path)
         return
-    writer = ExrChunkWriter(path, prefix, layout)
-    step = layout.lines * _CHUNKS_PER_BAND
+    step = writer.layout.lines * _CHUNKS_PER_BAND
     try:
-        for start in range(0, layout.height, step):
+        for start in range(0, writer.layout.height, step):
             writer.write_rows({name: plane[start : start + step] for name, plane in planes.items()})
         writer.close()
     except BaseException:

@@ -254,8 +254,8 @@ class WgpuBackend:
     def upload(self, pixels: np.ndarray | Sequence[np.ndarray], adopt: bool = False, half: bool = False) -> GpuImage:
         """An (H, W, C) array or C (H, W) planes; float16 travels as half (half the bytes) and is widened on
         the device, anything else as float32. Planes are interleaved straight into the staging buffers, never
-        into a whole-image host copy. `adopt` and `half` change nothing here: the device holds float32
-        copies."""
+        into a whole-image host copy. The device holds float32 whatever `half` says; with `adopt`, planes that
+        can hold the results (backends.base.adoptable) receive this image's download_planes()."""
         if isinstance(pixels, np.ndarray):
             if pixels.ndim != 3:
                 raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
