@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -33,3 +35,22 @@ def rgba(path: Path) -> np.ndarray:
 def listing(folder: Path) -> list[str]:
     """Every file below `folder`, hidden ones included (a left-over temporary would show here)."""
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def output_to_the_end(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
+    """(stdout, stderr) until the process ends. Unlike communicate(), stdout keeps what an earlier readline()
+    had already buffered: communicate() reads the pipe's descriptor and skips it (a second record that arrived
+    with the first was lost that way)."""
+    text: dict[str, str] = {}
+
+    def drain(name: str, stream) -> None:
+        text[name] = stream.read()
+
+    threads = [threading.Thread(target=drain, args=(name, stream), daemon=True)
+               for name, stream in (("out", proc.stdout), ("err", proc.stderr))]
+    for t in threads:
+        t.start()
+    proc.wait(timeout=timeout)
+    for t in threads:
+        t.join(timeout)
+    return text.get("out", ""), text.get("err", "")

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.batch.helpers import exr_folder, listing, rgba
+from tests.batch.helpers import exr_folder, listing, output_to_the_end, rgba
 from tests.cli.conftest import OXI
 
 
@@ -30,7 +30,7 @@ def test_sigint_abandons_the_running_file_and_leaves_no_partial_output(tmp_path:
         assert first["status"] == "ok"
         time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=120)
+        rest, err = output_to_the_end(proc)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.batch.helpers import exr_folder, listing
+from tests.batch.helpers import exr_folder, listing, output_to_the_end
 from tests.cluster.helpers import oxi_cmd, run, same_files
 
 # Frames large enough (768^2 float RGBA + AOVs, ZIP) that a worker is busy with one when a signal lands.
@@ -63,7 +63,7 @@ def test_a_worker_killed_mid_batch_has_its_frame_redone_once_and_leaves_nothing_
         first = first_record(proc)
         victim = busy_worker(cluster)
         os.kill(pids[victim], signal.SIGKILL)
-        rest, err = proc.communicate(timeout=120)
+        rest, err = output_to_the_end(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -83,7 +83,7 @@ def test_sigint_to_the_client_interrupts_the_workers_and_leaves_no_partial_outpu
     try:
         first = first_record(proc)
         proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=120)
+        rest, err = output_to_the_end(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
