@@ -6,6 +6,17 @@ import errno
 from pathlib import Path
 
 
+def caused_by_interrupt(error: BaseException) -> bool:
+    """A Ctrl-C, or an error one caused: a KeyboardInterrupt inside a C extension's import (OpenEXR's,
+    numpy's) comes out as ImportError("initialization failed") raised from it."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 class OxiError(Exception):
     """A failure the user can act on; printed as one line, no traceback."""
 

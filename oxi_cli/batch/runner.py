@@ -25,7 +25,7 @@ from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, memory_budget
 from oxi_cli.batch.trial import Trial, worth_timing
-from oxi_cli.errors import BackendUnavailable, GpuFailure, OxiError, UsageError
+from oxi_cli.errors import BackendUnavailable, GpuFailure, OxiError, UsageError, caused_by_interrupt
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
 Progress = Callable[[int, int], None]
@@ -428,13 +428,7 @@ class Batch:
             result = self._process(job, progress)
             self._fill(job, result)
         except KeyboardInterrupt:
-            if result is not None:
-                self._fill(job, result)
-            elif _written_since(job.output, rec.started):
-                self._fill_committed(job)
-            else:
-                rec.status = "interrupted"
-                rec.error = "interrupted"
+            self._stopped(job, result)
         except OxiError as e:
             self._fail(rec, e, str(e), e.exit_code)
         except MemoryError as e:
@@ -442,7 +436,10 @@ class Batch:
         except Exception as e:  # a bug or an unexpected library failure: still one line
             from oxi_cli.io.common import one_line
 
-            self._fail(rec, e, f"{type(e).__name__}: {one_line(e)} (rerun with --debug for the traceback)", 1)
+            if caused_by_interrupt(e):  # the Ctrl-C landed inside a C extension's import
+                self._stopped(job, result)
+            else:
+                self._fail(rec, e, f"{type(e).__name__}: {one_line(e)} (rerun with --debug for the traceback)", 1)
         finally:
             rec.finished = time.time()
             rec.seconds = time.perf_counter() - t0
@@ -473,6 +470,16 @@ class Batch:
         rec.strategy = result.strategy
         rec.out_width, rec.out_height = result.out_width, result.out_height
         rec.stages = {k: float(v) for k, v in result.seconds.items() if k != "total"}
+
+    def _stopped(self, job: Job, result: Any) -> None:
+        """A Ctrl-C (or the batch's cancel) reached the file: it is done if its output was already committed,
+        else interrupted (the atomic writer has deleted its temporary)."""
+        if result is not None:
+            self._fill(job, result)
+        elif _written_since(job.output, job.record.started):
+            self._fill_committed(job)
+        else:
+            job.record.status = job.record.error = "interrupted"
 
     def _fill_committed(self, job: Job) -> None:
         """The record of a file whose output was renamed into place before Ctrl-C landed (in the executor's

@@ -235,22 +235,22 @@ def job_command(func: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    from oxi_cli.cli.failures import print_error
+def _fail(message: str, code: int) -> Exception:
+    from oxi_cli.cli.failures import Finished, print_error
 
     print_error(message)
-    return typer.Exit(code)
+    return Finished(code)
 
 
 @contextlib.contextmanager
 def reporting(debug: bool) -> Iterator[None]:
     """Turn every failure into one stderr line and its exit code (cli/failures.py decides both by cause);
     --debug re-raises with the traceback. A closed stdout passes through: the entry point ends quietly."""
-    from oxi_cli.cli.failures import exit_code_for, message_for
+    from oxi_cli.cli.failures import Finished, exit_code_for, message_for
 
     try:
         yield
-    except (typer.Exit, BrokenPipeError):
+    except (typer.Exit, Finished, BrokenPipeError):
         raise
     except (OxiError, KeyboardInterrupt, MemoryError, Exception) as e:
         if debug:
@@ -328,7 +328,9 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
             from oxi_cli.batch.cluster import ClusterBatch as kind
         code = run_batch(inputs, chain, opts, kind)
     if code:
-        raise typer.Exit(code)
+        from oxi_cli.cli.failures import Finished
+
+        raise Finished(code)
 
 
 def check_device(opts: BatchOptions, chain: Any) -> None:

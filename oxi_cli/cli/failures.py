@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from oxi_cli.errors import OxiError
+from oxi_cli.errors import OxiError, caused_by_interrupt
 
 # The rules README's "Exit codes" section states. Wrong input or arguments are the user's to fix (2); the
 # machine failing us (disk full, device lost, out of memory, a bug) is 1; Ctrl-C is 130; a reader that
@@ -16,6 +16,20 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat` in the same place
 MAX_LINE = 400  # an error quoting a huge value (--name '{stem:>9999999}') must stay readable
+
+
+class Finished(Exception):  # noqa: N818 (not an error: how a command ends)
+    """A command's end with `code`, its line already printed. Not Typer's Exit: Typer answers a Ctrl-C that
+    lands in its own code (parsing arguments, say) with a silent Exit(130), and the entry point must tell that
+    one apart (and say "interrupted") from ours."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def interrupted(error: BaseException) -> bool:
+    return caused_by_interrupt(error) or isinstance(error, _abort())
 
 
 def click_errors() -> Any:
@@ -42,7 +56,7 @@ def exit_code_for(error: BaseException) -> int:
     if isinstance(error, click.ClickException):
         # Click's own usage errors (a bad option value, an unknown option) are the user's input: 2.
         return EXIT_USAGE if isinstance(error, click.UsageError) else error.exit_code
-    if isinstance(error, (KeyboardInterrupt, _abort())):
+    if interrupted(error):
         return EXIT_INTERRUPTED
     if isinstance(error, BrokenPipeError):
         return EXIT_CLOSED_PIPE
@@ -59,7 +73,7 @@ def message_for(error: BaseException) -> str:
         return click_message(error)
     if isinstance(error, MemoryError):
         return "out of memory; try a smaller --threads or --jobs, or a machine with more RAM"
-    if isinstance(error, (KeyboardInterrupt, _abort())):
+    if interrupted(error):
         return "interrupted; no partial output was left behind"
     return f"{type(error).__name__}: {error} (rerun with --debug for the traceback)"
 

@@ -80,7 +80,9 @@ def info(
 
         typer.echo(f"oxi: error: missing frames: {format_frames(missing)} ({count_frames(len(missing))})", err=True)
     if code:
-        raise typer.Exit(code)
+        from oxi_cli.cli.failures import Finished
+
+        raise Finished(code)
 
 
 def _console() -> Any:

@@ -124,13 +124,18 @@ def _invoke() -> int:
 
     import typer
 
-    from oxi_cli.cli.failures import click_errors, exit_code_for, message_for, print_error
+    from oxi_cli.cli.failures import EXIT_INTERRUPTED, Finished, click_errors, exit_code_for, message_for, print_error
 
     click = click_errors()
 
     try:
         result = app(standalone_mode=False)
-        return result if isinstance(result, int) else 0
+        code = result if isinstance(result, int) else 0
+        if code == EXIT_INTERRUPTED:  # Typer's own silent answer to a Ctrl-C: ours end with Finished
+            print_error(message_for(KeyboardInterrupt()))
+        return code
+    except Finished as e:
+        return e.code
     except SystemExit as e:
         # Typer answers EPIPE on stdout by wrapping the streams in Click's PacifyFlushWrapper and exiting 1.
         if type(sys.stdout).__name__ == "PacifyFlushWrapper":
@@ -187,16 +192,16 @@ def _exit_now(code: object) -> None:
     import signal
     import sys
 
-    from oxi_cli.cli.failures import EXIT_INTERRUPTED
-
-    def interrupted(signum: int, frame: object) -> None:
-        os._exit(EXIT_INTERRUPTED)
-
-    # Nothing is left to clean up: a Ctrl-C now (a flush blocked on a full pipe) just ends the process.
-    signal.signal(signal.SIGINT, interrupted)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+
+    def interrupted(signum: int, frame: object) -> None:
+        os._exit(code or 0)
+
+    # The work is done and reported: a Ctrl-C now (a flush blocked on a full pipe) ends the process with the
+    # work's status, not 130 (nothing was interrupted).
+    signal.signal(signal.SIGINT, interrupted)
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -84,3 +84,45 @@ def test_a_closed_stdout_ends_info_quietly(tmp_path: Path):
     proc.wait(timeout=120)
     assert proc.returncode == 141, err
     assert err == ""
+
+
+def interrupted_in(where: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture):
+    """Run the entry point's dispatch with a Ctrl-C landing at `where` (set up by the caller); return its exit
+    code and stderr lines."""
+    from oxi_cli.cli.main import _invoke
+
+    plate = write_exr(tmp_path / "plate.exr", hdr_rgba(8, 8))
+    monkeypatch.setattr(sys, "argv", ["oxi", "cdl", str(plate), str(tmp_path / "o.exr"), "--sat", "1.1"])
+    code = _invoke()
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert not (tmp_path / "o.exr").exists(), where
+    return code, lines
+
+
+def test_ctrl_c_caught_by_typer_itself_still_says_interrupted(monkeypatch, tmp_path: Path, capsys):
+    # Typer answers a KeyboardInterrupt in its own code (between parsing and oxi's reporting) with a silent
+    # exit 130: the options object is built there.
+    import oxi_cli.cli.common as common
+    import oxi_cli.cli.main  # noqa: F401 (its commands are declared with the real BatchOptions)
+
+    def ctrl_c(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(common, "BatchOptions", ctrl_c)
+    code, lines = interrupted_in("argument parsing", monkeypatch, tmp_path, capsys)
+    assert code == 130 and len(lines) == 1 and "interrupted" in lines[0], lines
+
+
+def test_ctrl_c_inside_a_c_extension_import_is_an_interruption_not_an_import_error():
+    # pybind11 modules (OpenEXR) turn a KeyboardInterrupt during their import into ImportError raised from it.
+    from oxi_cli.cli.failures import exit_code_for, message_for
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise ImportError("initialization failed") from e
+    except ImportError as error:
+        assert exit_code_for(error) == 130
+        assert message_for(error).startswith("interrupted")
+    assert exit_code_for(ImportError("no module named foo")) == 1
