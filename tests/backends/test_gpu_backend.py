@@ -251,3 +251,25 @@ def test_a_collected_image_lends_its_buffer_to_the_next_of_its_size(gpu_backend)
     assert other.buffer is not buffer
     again.release()  # released handles free their memory instead
     assert gpu_backend.allocate(41, 37, 3).buffer is not buffer
+
+
+@pytest.mark.parametrize("channels", [3, 4, 5])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_interleaving_for_transfers_matches_numpy_across_pieces_and_offsets(channels, dtype):
+    # Spans larger than a copy piece run on the pool, uploads through a bounce block: every seam (pieces,
+    # blocks, a channel count that divides neither) must land each value where numpy's interleave puts it.
+    from oxi_cli.backends.gpu.backend import COPY_PIECE, _shuffle
+
+    rng = np.random.default_rng(channels)
+    pixels = (2 * COPY_PIECE + 12345) // channels + 7
+    planes = [rng.standard_normal(pixels).astype(dtype) for _ in range(channels)]
+    image = np.stack(planes, axis=-1).reshape(-1)
+    for first in (0, 1, channels + 2, COPY_PIECE - 3):
+        flat = np.empty(image.size - first, dtype)
+        _shuffle(flat, planes, first, to_planes=False)
+        assert np.array_equal(flat, image[first:])
+        back = [np.zeros_like(p) for p in planes]
+        _shuffle(image[first:], back, first, to_planes=True)
+        for k in range(channels):
+            start = (first - k + channels - 1) // channels  # the first pixel whose channel k is at or after first
+            assert np.array_equal(back[k][start:], planes[k][start:])
