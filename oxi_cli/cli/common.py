@@ -236,21 +236,21 @@ def job_command(func: Callable[..., None]) -> Callable[..., None]:
 
 
 def _fail(message: str, code: int) -> Exception:
-    from oxi_cli.cli.failures import Finished, print_error
+    from oxi_cli.cli.failures import finished, print_error
 
     print_error(message)
-    return Finished(code)
+    return finished(code)
 
 
 @contextlib.contextmanager
 def reporting(debug: bool) -> Iterator[None]:
     """Turn every failure into one stderr line and its exit code (cli/failures.py decides both by cause);
     --debug re-raises with the traceback. A closed stdout passes through: the entry point ends quietly."""
-    from oxi_cli.cli.failures import Finished, exit_code_for, message_for
+    from oxi_cli.cli.failures import exit_code_for, message_for
 
     try:
         yield
-    except (typer.Exit, Finished, BrokenPipeError):
+    except (typer.Exit, BrokenPipeError):
         raise
     except (OxiError, KeyboardInterrupt, MemoryError, Exception) as e:
         if debug:
@@ -328,9 +328,9 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
             from oxi_cli.batch.cluster import ClusterBatch as kind
         code = run_batch(inputs, chain, opts, kind)
     if code:
-        from oxi_cli.cli.failures import Finished
+        from oxi_cli.cli.failures import finished
 
-        raise Finished(code)
+        raise finished(code)
 
 
 def check_device(opts: BatchOptions, chain: Any) -> None:

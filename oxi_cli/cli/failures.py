@@ -18,14 +18,25 @@ EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat` in the s
 MAX_LINE = 400  # an error quoting a huge value (--name '{stem:>9999999}') must stay readable
 
 
-class Finished(Exception):  # noqa: N818 (not an error: how a command ends)
-    """A command's end with `code`, its line already printed. Not Typer's Exit: Typer answers a Ctrl-C that
-    lands in its own code (parsing arguments, say) with a silent Exit(130), and the entry point must tell that
-    one apart (and say "interrupted") from ours."""
+# The exit code a command ended with through finished(): Typer answers a Ctrl-C in its own code (parsing the
+# arguments, say) with a silent Exit(130) too, and the entry point must tell that one apart (and say
+# "interrupted") from a command's, whose line is already printed.
+_ended: list[int] = []
 
-    def __init__(self, code: int) -> None:
-        super().__init__(code)
-        self.code = code
+
+def finished(code: int) -> Exception:
+    """Typer's Exit for a command ending with `code`, its line printed; noted for the entry point."""
+    import typer
+
+    _ended.append(code)
+    return typer.Exit(code)
+
+
+def ended_by_a_command() -> bool:
+    """Whether the last exit code came from finished() (cleared for the next command)."""
+    said = bool(_ended)
+    _ended.clear()
+    return said
 
 
 def interrupted(error: BaseException) -> bool:

@@ -80,9 +80,9 @@ def info(
 
         typer.echo(f"oxi: error: missing frames: {format_frames(missing)} ({count_frames(len(missing))})", err=True)
     if code:
-        from oxi_cli.cli.failures import Finished
+        from oxi_cli.cli.failures import finished
 
-        raise Finished(code)
+        raise finished(code)
 
 
 def _console() -> Any:

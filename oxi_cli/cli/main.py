@@ -124,18 +124,24 @@ def _invoke() -> int:
 
     import typer
 
-    from oxi_cli.cli.failures import EXIT_INTERRUPTED, Finished, click_errors, exit_code_for, message_for, print_error
+    from oxi_cli.cli.failures import (
+        EXIT_INTERRUPTED,
+        click_errors,
+        ended_by_a_command,
+        exit_code_for,
+        message_for,
+        print_error,
+    )
 
     click = click_errors()
 
+    ended_by_a_command()  # forget an earlier command's (tests run several in one process)
     try:
         result = app(standalone_mode=False)
         code = result if isinstance(result, int) else 0
-        if code == EXIT_INTERRUPTED:  # Typer's own silent answer to a Ctrl-C: ours end with Finished
+        if not ended_by_a_command() and code == EXIT_INTERRUPTED:  # Typer's own, silent answer to a Ctrl-C
             print_error(message_for(KeyboardInterrupt()))
         return code
-    except Finished as e:
-        return e.code
     except SystemExit as e:
         # Typer answers EPIPE on stdout by wrapping the streams in Click's PacifyFlushWrapper and exiting 1.
         if type(sys.stdout).__name__ == "PacifyFlushWrapper":
