@@ -124,6 +124,24 @@ def test_half_download_rounds_exactly_as_numpy(request, backend):
     )
 
 
+@pytest.mark.parametrize("channels", [1, 3, 4, 5])
+@pytest.mark.parametrize("backend", ["gpu_backend", "small_window_gpu"])
+def test_half_planes_travel_as_runs_and_land_interleaved_exactly(request, backend, channels):
+    # Planes go up and come back as one run per plane a chunk, the device (de)interleaving: every channel
+    # count, and chunks that end mid-image (small_window_gpu), must put each value where numpy would.
+    b = request.getfixturevalue(backend)
+    with np.errstate(over="ignore"):
+        img = np.resize(_special_floats(), (29, 23, channels)).astype(np.float16)
+    planes = [img[..., c].copy() for c in range(channels)]
+    handle = b.upload(planes)
+    assert_bits_equal(b.download(handle), img.astype(np.float32), "half planes up, float32 down")
+    got = np.stack(b.download_planes(handle, np.float16), axis=-1)
+    nan = np.isnan(img)
+    assert (np.isnan(got) == nan).all(), "NaN positions differ"
+    assert (got.view(np.uint16)[~nan] == img.view(np.uint16)[~nan]).all(), "half planes down"
+    assert_bits_equal(np.stack(planes, axis=-1), img, "the planes given")
+
+
 def test_half_transfers_move_half_the_bytes(gpu_backend):
     # Not a timing: the staging path for a float16 array copies 2 bytes a value.
     img = np.ones((8, 8, 4), np.float16)

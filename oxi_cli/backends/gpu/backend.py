@@ -270,15 +270,15 @@ class WgpuBackend:
         dtype = np.dtype(np.float16 if half else np.float32)
         if adopt and not isinstance(pixels, np.ndarray) and all(adoptable(p, dtype) for p in pixels):
             img.spare = list(pixels)
-
-        def fill(view: memoryview, start: int, size: int) -> None:
-            _shuffle(np.frombuffer(view, dtype, count=size // dtype.itemsize), sources, start // dtype.itemsize,
-                     to_planes=False)
-
         nbytes = math.prod(shape) * dtype.itemsize
         if half:
-            raw = self._scratch_buffer("raw", self._half_chunk)
+            # Halves travel as one run per plane, each copied whole; the device interleaves as it widens.
+            planes, chunk = len(sources), self._planar_chunk(len(sources))
+            raw = self._scratch_buffer("raw", chunk)
             convert = self.pipelines.get("half.wgsl", PACK=False)
+
+            def fill_runs(view: memoryview, start: int, size: int) -> None:
+                _runs(np.frombuffer(view, dtype, count=size // 2), sources, start // 2 // planes, to_planes=False)
 
             def sink(encoder: Any, stage: Any, start: int, size: int) -> None:
                 encoder.copy_buffer_to_buffer(stage, 0, raw, 0, _round_up(size, 4))
@@ -287,12 +287,15 @@ class WgpuBackend:
                 self._dispatch(cpass, convert, {
                     0: (raw, 0, _round_up(size, 4)),
                     1: (img.buffer, start * 2, count * 4),
-                    2: self._uniform(np.array([count, 0, 0, 0], np.uint32)),
+                    2: self._uniform(np.array([count, planes, 0, 0], np.uint32)),
                 }, _round_up(count, 2) // 2)
                 cpass.end()
 
-            self._stream_up(nbytes, self._half_chunk, fill, sink)
+            self._stream_up(nbytes, chunk, fill_runs, sink)
         else:
+
+            def fill(view: memoryview, start: int, size: int) -> None:
+                _shuffle(np.frombuffer(view, dtype, count=size // 4), sources, start // 4, to_planes=False)
 
             def sink(encoder: Any, stage: Any, start: int, size: int) -> None:
                 encoder.copy_buffer_to_buffer(stage, 0, img.buffer, start, _round_up(size, 4))
@@ -330,14 +333,15 @@ class WgpuBackend:
         """The image's values, pixel-major, dealt out over `targets` (one flat array: as stored; C arrays: a
         channel each)."""
 
-        def drain(view: memoryview, start: int, size: int) -> None:
-            _shuffle(np.frombuffer(view, dtype, count=size // dtype.itemsize), targets, start // dtype.itemsize,
-                     to_planes=True)
-
         nbytes = math.prod(handle.shape) * dtype.itemsize
         if dtype == np.float16:
-            raw = self._scratch_buffer("raw", self._half_chunk)
+            # Packed into one run per target plane on the device, so that each is copied out whole.
+            planes, chunk = len(targets), self._planar_chunk(len(targets))
+            raw = self._scratch_buffer("raw", chunk)
             convert = self.pipelines.get("half.wgsl", PACK=True)
+
+            def drain_runs(view: memoryview, start: int, size: int) -> None:
+                _runs(np.frombuffer(view, dtype, count=size // 2), targets, start // 2 // planes, to_planes=True)
 
             def source(encoder: Any, stage: Any, start: int, size: int) -> None:
                 count = size // 2
@@ -345,13 +349,16 @@ class WgpuBackend:
                 self._dispatch(cpass, convert, {
                     0: (handle.buffer, start * 2, count * 4),
                     1: (raw, 0, _round_up(size, 4)),
-                    2: self._uniform(np.array([count, 0, 0, 0], np.uint32)),
+                    2: self._uniform(np.array([count, planes, 0, 0], np.uint32)),
                 }, _round_up(count, 2) // 2)
                 cpass.end()
                 encoder.copy_buffer_to_buffer(raw, 0, stage, 0, _round_up(size, 4))
 
-            self._stream_down(nbytes, self._half_chunk, drain, source)
+            self._stream_down(nbytes, chunk, drain_runs, source)
         else:
+
+            def drain(view: memoryview, start: int, size: int) -> None:
+                _shuffle(np.frombuffer(view, dtype, count=size // 4), targets, start // 4, to_planes=True)
 
             def source(encoder: Any, stage: Any, start: int, size: int) -> None:
                 encoder.copy_buffer_to_buffer(handle.buffer, start, stage, 0, _round_up(size, 4))
@@ -736,6 +743,12 @@ class WgpuBackend:
         while pending:
             finish()
 
+    def _planar_chunk(self, planes: int) -> int:
+        """Bytes of halves per transfer chunk when they travel as `planes` runs: whole pixels, and a multiple
+        of 128 so that each chunk's float32 window starts on the device's binding alignment."""
+        step = math.lcm(2 * planes, ALIGN // 2)
+        return max(step, self._half_chunk // step * step)
+
     def _stages(self, pool: list[Any], usage: int, chunk: int) -> list[Any]:
         if not pool or pool[0].size < chunk:
             pool[:] = [self._buffer(chunk, usage, "staging") for _ in range(2)]
@@ -756,7 +769,8 @@ def _shuffle(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_plan
         if to_planes:
             _exchange(flat[a:b], planes, first + a, to_planes=True)
             return
-        # Mapped upload memory is write-combined: strided stores into it crawl (a 4K half frame took 45 ms).
+        # Mapped upload memory is write-combined: strided stores into it crawl (a 4K half frame took 45 ms
+        # when halves went this way).
         # Interleave in a cached block, then store it whole.
         bounce = _bounce(flat.dtype)
         for s in range(a, b, bounce.size):
@@ -769,6 +783,26 @@ def _shuffle(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_plan
         piece(*spans[0])
     else:
         list(_copy_pool().map(lambda span: piece(*span), spans))
+
+
+def _runs(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_planes: bool) -> None:
+    """Between `flat`, one run of n values per plane (n = flat.size / C), and pixels first..first + n of the C
+    flat `planes`: into the planes when `to_planes`, else out of them. Contiguous copies, in pieces on the copy
+    pool for large runs."""
+    n = flat.size // len(planes)
+
+    def piece(task: tuple[int, int, int]) -> None:
+        k, a, b = task
+        if to_planes:
+            planes[k][first + a : first + b] = flat[k * n + a : k * n + b]
+        else:
+            flat[k * n + a : k * n + b] = planes[k][first + a : first + b]
+
+    tasks = [(k, a, min(n, a + COPY_PIECE)) for k in range(len(planes)) for a in range(0, n, COPY_PIECE)]
+    if len(tasks) == 1:
+        piece(tasks[0])
+    else:
+        list(_copy_pool().map(piece, tasks))
 
 
 def _exchange(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_planes: bool) -> None:
