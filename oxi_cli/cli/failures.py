@@ -18,7 +18,7 @@ EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat` in the s
 MAX_LINE = 400  # an error quoting a huge value (--name '{stem:>9999999}') must stay readable
 
 
-# The exit code a command ended with through finished(): Typer answers a Ctrl-C in its own code (parsing the
+# Exit codes commands ended with through finished(): Typer answers a Ctrl-C in its own code (parsing the
 # arguments, say) with a silent Exit(130) too, and the entry point must tell that one apart (and say
 # "interrupted") from a command's, whose line is already printed.
 _ended: list[int] = []
@@ -40,6 +40,7 @@ def ended_by_a_command() -> bool:
 
 
 def interrupted(error: BaseException) -> bool:
+    """A Ctrl-C, an error one caused, or Typer's Abort."""
     return caused_by_interrupt(error) or isinstance(error, _abort())
 
 
