@@ -103,13 +103,19 @@ def test_writer_output_reads_back_through_openexr_exactly(tmp_path: Path, codec:
 
 
 @pytest.mark.parametrize("codec", [*sorted(CODECS), "piz"])
-def test_a_whole_image_is_written_byte_for_byte_as_openexr_writes_it(tmp_path: Path, codec: str, monkeypatch):
+@pytest.mark.parametrize("flat", [False, True], ids=["noise", "flat"])
+def test_a_whole_image_is_written_byte_for_byte_as_openexr_writes_it(tmp_path: Path, codec: str, flat: bool,
+                                                                      monkeypatch):
     """write_image() sends one-part NONE/ZIPS/ZIP files through the chunk writer (in bands of chunks) and the
-    rest to OpenEXR: either way the file is the one OpenEXR's own whole-file writer makes."""
+    rest to OpenEXR: either way the file is the one OpenEXR's own whole-file writer makes. Noise does not
+    compress (chunks stored as they are); a flat colour does (chunks deflated)."""
     from oxi_cli.io import exr, read_image, write_image
 
     height = 16 * exr_stream._CHUNKS_PER_BAND + 21  # more than one band of chunks, the last chunk short
-    source = write_openexr(tmp_path / "in.exr", planes(height, 9, seed=5), "zip", origin=(2, -3))
+    data = planes(height, 9, seed=5, flat=flat)
+    if flat:
+        data["id"] = np.full_like(data["id"], 7)  # noise in any channel would keep whole chunks from compressing
+    source = write_openexr(tmp_path / "in.exr", data, "zip", origin=(2, -3))
     image = read_image(source)
     ours, theirs = tmp_path / "ours.exr", tmp_path / "theirs.exr"
     exr.write_parts(*exr.prepared(image, codec), theirs)
