@@ -282,14 +282,8 @@ class WgpuBackend:
 
             def sink(encoder: Any, stage: Any, start: int, size: int) -> None:
                 encoder.copy_buffer_to_buffer(stage, 0, raw, 0, _round_up(size, 4))
-                count = size // 2
-                cpass = encoder.begin_compute_pass()
-                self._dispatch(cpass, convert, {
-                    0: (raw, 0, _round_up(size, 4)),
-                    1: (img.buffer, start * 2, count * 4),
-                    2: self._uniform(np.array([count, planes, 0, 0], np.uint32)),
-                }, _round_up(count, 2) // 2)
-                cpass.end()
+                self._half_pass(encoder, convert, (raw, 0, _round_up(size, 4)), (img.buffer, start * 2, size * 2),
+                                size // 2, planes)
 
             self._stream_up(nbytes, chunk, fill_runs, sink)
         else:
@@ -344,14 +338,8 @@ class WgpuBackend:
                 _runs(np.frombuffer(view, dtype, count=size // 2), targets, start // 2 // planes, to_planes=True)
 
             def source(encoder: Any, stage: Any, start: int, size: int) -> None:
-                count = size // 2
-                cpass = encoder.begin_compute_pass()
-                self._dispatch(cpass, convert, {
-                    0: (handle.buffer, start * 2, count * 4),
-                    1: (raw, 0, _round_up(size, 4)),
-                    2: self._uniform(np.array([count, planes, 0, 0], np.uint32)),
-                }, _round_up(count, 2) // 2)
-                cpass.end()
+                self._half_pass(encoder, convert, (handle.buffer, start * 2, size * 2), (raw, 0, _round_up(size, 4)),
+                                size // 2, planes)
                 encoder.copy_buffer_to_buffer(raw, 0, stage, 0, _round_up(size, 4))
 
             self._stream_down(nbytes, chunk, drain_runs, source)
@@ -743,6 +731,15 @@ class WgpuBackend:
         while pending:
             finish()
 
+    def _half_pass(self, encoder: Any, convert: Any, read: tuple[Any, int, int], write: tuple[Any, int, int],
+                   count: int, planes: int) -> None:
+        """half.wgsl over one transfer chunk of `count` values in `planes` runs: from `read` into `write`
+        (halves into float32 to widen, float32 into halves to pack)."""
+        params = self._uniform(np.array([count, planes, 0, 0], np.uint32))
+        cpass = encoder.begin_compute_pass()
+        self._dispatch(cpass, convert, {0: read, 1: write, 2: params}, _round_up(count, 2) // 2)
+        cpass.end()
+
     def _planar_chunk(self, planes: int) -> int:
         """Bytes of halves per transfer chunk when they travel as `planes` runs: whole pixels, and a multiple
         of 128 so that each chunk's float32 window starts on the device's binding alignment."""
@@ -765,7 +762,8 @@ def _shuffle(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_plan
     the C flat `planes`: into the planes when `to_planes`, else out of them. Large spans run in pieces on the copy
     pool (numpy releases the GIL): one thread's strided copies would cap the transfer rate."""
 
-    def piece(a: int, b: int) -> None:
+    def piece(span: tuple[int, int]) -> None:
+        a, b = span
         if to_planes:
             _exchange(flat[a:b], planes, first + a, to_planes=True)
             return
@@ -778,11 +776,7 @@ def _shuffle(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_plan
             _exchange(block, planes, first + s, to_planes=False)
             flat[s : s + block.size] = block
 
-    spans = [(a, min(flat.size, a + COPY_PIECE)) for a in range(0, flat.size, COPY_PIECE)]
-    if len(spans) == 1:
-        piece(*spans[0])
-    else:
-        list(_copy_pool().map(lambda span: piece(*span), spans))
+    _in_pieces(piece, [(a, min(flat.size, a + COPY_PIECE)) for a in range(0, flat.size, COPY_PIECE)])
 
 
 def _runs(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_planes: bool) -> None:
@@ -798,7 +792,11 @@ def _runs(flat: np.ndarray, planes: Sequence[np.ndarray], first: int, to_planes:
         else:
             flat[k * n + a : k * n + b] = planes[k][first + a : first + b]
 
-    tasks = [(k, a, min(n, a + COPY_PIECE)) for k in range(len(planes)) for a in range(0, n, COPY_PIECE)]
+    _in_pieces(piece, [(k, a, min(n, a + COPY_PIECE)) for k in range(len(planes)) for a in range(0, n, COPY_PIECE)])
+
+
+def _in_pieces(piece: Callable[[Any], None], tasks: Sequence[Any]) -> None:
+    """`piece` for each task: here for one, else on the copy pool (numpy releases the GIL while copying)."""
     if len(tasks) == 1:
         piece(tasks[0])
     else:
@@ -823,11 +821,10 @@ _BOUNCE = threading.local()
 
 
 def _bounce(dtype: np.dtype) -> np.ndarray:
-    """This thread's cache-sized block of `dtype` values (256 KiB)."""
-    blocks = _BOUNCE.__dict__.setdefault("blocks", {})
-    if dtype not in blocks:
-        blocks[dtype] = np.empty((256 << 10) // dtype.itemsize, dtype)
-    return blocks[dtype]
+    """This thread's cache-sized block (256 KiB), as `dtype` values."""
+    if not hasattr(_BOUNCE, "block"):
+        _BOUNCE.block = np.empty(256 << 10, np.uint8)
+    return _BOUNCE.block.view(dtype)
 
 
 def _whole(buffer: Any) -> tuple[Any, int, int]:
