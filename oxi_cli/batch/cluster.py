@@ -130,7 +130,7 @@ class ClusterBatch(Batch):
         return [w["resources"][resource] for w in workers if resource in w.get("resources", {})]
 
     def _loop(self, pending: Any, running: dict[int, Job]) -> None:
-        chain = self.client.scatter(self.chain, broadcast=True, hash=False)
+        chain = self._chain_task()
         stop = False
         for job in pending:
             if not self._prepare(job):  # unreadable header, bad plan: fails here, as in a local batch
@@ -152,6 +152,16 @@ class ClusterBatch(Batch):
             if not stop and self._stops(job.record):
                 stop = True
                 self._stop_workers("stop")  # files running finish; the rest come back not started
+
+    def _chain_task(self) -> Any:
+        """The chain as a task whose result the files' tasks take, not as scattered data: Dask's memory manager
+        keeps one replica of either, and a worker dying with the only copy of scattered data failed every later
+        file (FutureCancelledError), where a task's result is computed again."""
+        import dask
+
+        # Its tables travel once, inside the task: not the "large graph" Dask warns of.
+        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1GiB"}):
+            return self.client.submit(_the_chain, self.chain, key=f"oxi-chain-{self.batch_id}", pure=False)
 
     def _submit(self, job: Job, chain: Any, running: dict[int, Job]) -> None:
         assert job.footprint is not None
@@ -336,6 +346,10 @@ class WorkerBatch(Batch):
         self.trial = None
         self._serialized = {id(backend): serialised}  # the worker's one lock, shared by its tasks' threads
         self._devices = {}
+
+
+def _the_chain(chain: Any) -> Any:
+    return chain
 
 
 def run_task(task: Task, chain: Any) -> dict[str, Any]:

@@ -54,6 +54,38 @@ def busy_worker(address: str) -> str:
     raise AssertionError("no worker was busy")
 
 
+def chain_holders(address: str) -> list[str]:
+    """The workers holding the batch's chain once it is computed (Dask's memory manager may leave it on one)."""
+    from distributed import Client
+
+    with Client(address, set_as_default=False) as client:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            holders = [w for key, ws in client.who_has().items() if str(key).startswith("oxi-chain-") for w in ws]
+            if holders:
+                return holders
+            time.sleep(0.02)
+    raise AssertionError("no worker holds the batch's chain")
+
+
+def test_losing_every_worker_that_holds_the_chain_costs_only_time(tmp_path: Path, cluster: str):
+    src = frames(tmp_path / "in", 6)
+    pids = worker_pids(cluster)
+    proc = start("blur", str(src), "-o", str(tmp_path / "out"), "--sigma", "2", "--json", "--cluster", cluster)
+    try:
+        first = first_record(proc)
+        for worker in chain_holders(cluster):
+            os.kill(pids[worker], signal.SIGKILL)
+        rest, err = output_to_the_end(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    recs = [first] + [json.loads(line) for line in rest.splitlines()]
+    assert sorted(Path(r["input"]).name for r in recs) == [f"f{i}.exr" for i in range(6)]
+    assert {r["status"] for r in recs} == {"ok"}
+
+
 def test_a_worker_killed_mid_batch_has_its_frame_redone_once_and_leaves_nothing_partial(tmp_path: Path,
                                                                                           cluster: str):
     src = frames(tmp_path / "in", 6)
