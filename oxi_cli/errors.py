@@ -17,6 +17,22 @@ def caused_by_interrupt(error: BaseException) -> bool:
     return False
 
 
+# The exit status of the work whose every file had ended (batch/runner.py notes it), until the next command:
+# a Ctrl-C after that point (while oxi reports, or winds a cluster down) interrupted nothing, so the process
+# exits with this status and says nothing of an interruption.
+_settled: list[int] = []
+
+
+def note_settled(code: int | None) -> None:
+    """Every file of the running work has ended with `code` (None: new work begins)."""
+    _settled[:] = [] if code is None else [code]
+
+
+def settled_status() -> int | None:
+    """The status noted by note_settled, if the current work has ended."""
+    return _settled[0] if _settled else None
+
+
 class OxiError(Exception):
     """A failure the user can act on; printed as one line, no traceback."""
 

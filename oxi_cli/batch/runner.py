@@ -25,7 +25,14 @@ from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, memory_budget
 from oxi_cli.batch.trial import Trial, worth_timing
-from oxi_cli.errors import BackendUnavailable, GpuFailure, OxiError, UsageError, caused_by_interrupt
+from oxi_cli.errors import (
+    BackendUnavailable,
+    GpuFailure,
+    OxiError,
+    UsageError,
+    caused_by_interrupt,
+    note_settled,
+)
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
 Progress = Callable[[int, int], None]
@@ -166,6 +173,7 @@ class Batch:
 
     def run(self) -> int:
         t0 = time.perf_counter()
+        note_settled(None)
         pending: deque[Job] = deque()
         for job in self.jobs:
             if job.item.missing:
@@ -189,19 +197,24 @@ class Batch:
             if pending:
                 self._open_backend()
             self._loop(pending, running)
+            note_settled(self.report.return_code())
         except KeyboardInterrupt:
             self._abandon(running)
             # A Ctrl-C that lands once every file has finished (its output committed) interrupted nothing: saying
             # "interrupted, no output left" beside a written file would be wrong.
             self.report.interrupted = any(r.status in ("interrupted", "not_started") for r in self.report.records)
+            note_settled(self.report.return_code())
         finally:
-            self.reporter.end()
-        self._emit_the_rest()
-        self.report.seconds = time.perf_counter() - t0
-        self._summarise()
-        if self.err is not sys.stderr:
-            self.err.close()
-        return self.report.return_code()
+            with _interrupts_deferred(drop=True):
+                self.reporter.end()
+        # Every file has ended: a Ctrl-C from here on interrupts nothing, so the report still comes out whole.
+        with _interrupts_deferred(drop=True):
+            self._emit_the_rest()
+            self.report.seconds = time.perf_counter() - t0
+            self._summarise()
+            if self.err is not sys.stderr:
+                self.err.close()
+            return self.report.return_code()
 
     def _show_plans(self, pending: deque[Job]) -> int:
         """--plan: say what each file would take and why, and process nothing."""
@@ -622,8 +635,9 @@ def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
 
 
 @contextlib.contextmanager
-def _interrupts_deferred() -> Any:
-    """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt."""
+def _interrupts_deferred(drop: bool = False) -> Any:
+    """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt
+    (`drop`: forget it, for work that nothing is left to interrupt)."""
     import signal
 
     if threading.current_thread() is not threading.main_thread():
@@ -635,5 +649,5 @@ def _interrupts_deferred() -> Any:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-    if caught:
+    if caught and not drop:
         raise KeyboardInterrupt

@@ -246,13 +246,16 @@ def _fail(message: str, code: int) -> Exception:
 def reporting(debug: bool) -> Iterator[None]:
     """Turn every failure into one stderr line and its exit code (cli/failures.py decides both by cause);
     --debug re-raises with the traceback. A closed stdout passes through: the entry point ends quietly."""
-    from oxi_cli.cli.failures import exit_code_for, message_for
+    from oxi_cli.cli.failures import exit_code_for, finished, message_for
+    from oxi_cli.errors import settled_status
 
     try:
         yield
     except (typer.Exit, BrokenPipeError):
         raise
     except (OxiError, KeyboardInterrupt, MemoryError, Exception) as e:
+        if isinstance(e, KeyboardInterrupt) and (code := settled_status()) is not None:
+            raise finished(code) from None  # every file had ended: the Ctrl-C interrupted nothing
         if debug:
             raise
         raise _fail(message_for(e), exit_code_for(e)) from None

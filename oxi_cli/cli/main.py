@@ -132,14 +132,18 @@ def _invoke() -> int:
         message_for,
         print_error,
     )
+    from oxi_cli.errors import note_settled, settled_status
 
     click = click_errors()
 
     ended_by_a_command()  # forget an earlier command's (tests run several in one process)
+    note_settled(None)
     try:
         result = app(standalone_mode=False)
         code = result if isinstance(result, int) else 0
         if not ended_by_a_command() and code == EXIT_INTERRUPTED:  # Typer's own, silent answer to a Ctrl-C
+            if (settled := settled_status()) is not None:
+                return settled
             print_error(message_for(KeyboardInterrupt()))
         return code
     except SystemExit as e:
@@ -156,6 +160,8 @@ def _invoke() -> int:
         print_error(message_for(e))
         return exit_code_for(e)
     except (click.ClickException, typer.Abort, KeyboardInterrupt) as e:
+        if isinstance(e, KeyboardInterrupt) and (settled := settled_status()) is not None:
+            return settled  # every file had ended (its output in place): the Ctrl-C interrupted nothing
         print_error(message_for(e))
         return exit_code_for(e)
 
