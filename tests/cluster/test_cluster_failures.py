@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.batch.helpers import exr_folder, listing, output_to_the_end
@@ -68,20 +69,26 @@ def chain_holders(address: str) -> list[str]:
     raise AssertionError("no worker holds the batch's chain")
 
 
-def test_losing_every_worker_that_holds_the_chain_costs_only_time(tmp_path: Path, cluster: str):
-    src = frames(tmp_path / "in", 6)
+def blur_batch_losing(cluster: str, src: Path, out: Path, victims: Callable[[str], list[str]]) -> list[dict]:
+    """Blur `src` into `out` on the cluster, SIGKILL the workers `victims` names once the first file is out;
+    the batch must still exit 0. Returns every --json record."""
     pids = worker_pids(cluster)
-    proc = start("blur", str(src), "-o", str(tmp_path / "out"), "--sigma", "2", "--json", "--cluster", cluster)
+    proc = start("blur", str(src), "-o", str(out), "--sigma", "2", "--json", "--cluster", cluster)
     try:
         first = first_record(proc)
-        for worker in chain_holders(cluster):
+        for worker in victims(cluster):
             os.kill(pids[worker], signal.SIGKILL)
         rest, err = output_to_the_end(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err
-    recs = [first] + [json.loads(line) for line in rest.splitlines()]
+    return [first] + [json.loads(line) for line in rest.splitlines()]
+
+
+def test_losing_every_worker_that_holds_the_chain_costs_only_time(tmp_path: Path, cluster: str):
+    src = frames(tmp_path / "in", 6)
+    recs = blur_batch_losing(cluster, src, tmp_path / "out", chain_holders)
     assert sorted(Path(r["input"]).name for r in recs) == [f"f{i}.exr" for i in range(6)]
     assert {r["status"] for r in recs} == {"ok"}
 
@@ -89,18 +96,7 @@ def test_losing_every_worker_that_holds_the_chain_costs_only_time(tmp_path: Path
 def test_a_worker_killed_mid_batch_has_its_frame_redone_once_and_leaves_nothing_partial(tmp_path: Path,
                                                                                           cluster: str):
     src = frames(tmp_path / "in", 6)
-    pids = worker_pids(cluster)
-    proc = start("blur", str(src), "-o", str(tmp_path / "cluster"), "--sigma", "2", "--json", "--cluster", cluster)
-    try:
-        first = first_record(proc)
-        victim = busy_worker(cluster)
-        os.kill(pids[victim], signal.SIGKILL)
-        rest, err = output_to_the_end(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
-    recs = [first] + [json.loads(line) for line in rest.splitlines()]
+    recs = blur_batch_losing(cluster, src, tmp_path / "cluster", lambda c: [busy_worker(c)])
     assert sorted(Path(r["input"]).name for r in recs) == [f"f{i}.exr" for i in range(6)]  # each once
     assert {r["status"] for r in recs} == {"ok"}
     local = run("blur", str(src), "-o", str(tmp_path / "local"), "--sigma", "2")
