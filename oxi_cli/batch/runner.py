@@ -194,27 +194,32 @@ class Batch:
         if self.opts.plan_only:
             return self._show_plans(pending)
         try:
-            if pending:
-                self._open_backend()
-            self._loop(pending, running)
-            note_settled(self.report.return_code())
-        except KeyboardInterrupt:
-            self._abandon(running)
-            # A Ctrl-C that lands once every file has finished (its output committed) interrupted nothing: saying
-            # "interrupted, no output left" beside a written file would be wrong.
-            self.report.interrupted = any(r.status in ("interrupted", "not_started") for r in self.report.records)
-            note_settled(self.report.return_code())
-        finally:
-            with _interrupts_deferred(drop=True):
-                self.reporter.end()
+            self._run_files(pending, running)
+        except BaseException:  # a failure of oxi's own, or a second Ctrl-C while abandoning
+            self.reporter.end()
+            raise
         # Every file has ended: a Ctrl-C from here on interrupts nothing, so the report still comes out whole.
         with _interrupts_deferred(drop=True):
+            self.reporter.end()
             self._emit_the_rest()
             self.report.seconds = time.perf_counter() - t0
             self._summarise()
             if self.err is not sys.stderr:
                 self.err.close()
             return self.report.return_code()
+
+    def _run_files(self, pending: deque[Job], running: dict[int, Job]) -> None:
+        """Every pending file to its end, or Ctrl-C's abandoning of them; then note the batch's status."""
+        try:
+            if pending:
+                self._open_backend()
+            self._loop(pending, running)
+        except KeyboardInterrupt:
+            self._abandon(running)
+            # A Ctrl-C that lands once every file has finished (its output committed) interrupted nothing: saying
+            # "interrupted, no output left" beside a written file would be wrong.
+            self.report.interrupted = any(r.status in ("interrupted", "not_started") for r in self.report.records)
+        note_settled(self.report.return_code())
 
     def _show_plans(self, pending: deque[Job]) -> int:
         """--plan: say what each file would take and why, and process nothing."""

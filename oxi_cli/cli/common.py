@@ -246,16 +246,15 @@ def _fail(message: str, code: int) -> Exception:
 def reporting(debug: bool) -> Iterator[None]:
     """Turn every failure into one stderr line and its exit code (cli/failures.py decides both by cause);
     --debug re-raises with the traceback. A closed stdout passes through: the entry point ends quietly."""
-    from oxi_cli.cli.failures import exit_code_for, finished, message_for
-    from oxi_cli.errors import settled_status
+    from oxi_cli.cli.failures import exit_code_for, finished, message_for, status_if_nothing_interrupted
 
     try:
         yield
     except (typer.Exit, BrokenPipeError):
         raise
     except (OxiError, KeyboardInterrupt, MemoryError, Exception) as e:
-        if isinstance(e, KeyboardInterrupt) and (code := settled_status()) is not None:
-            raise finished(code) from None  # every file had ended: the Ctrl-C interrupted nothing
+        if (code := status_if_nothing_interrupted(e)) is not None:
+            raise finished(code) from None
         if debug:
             raise
         raise _fail(message_for(e), exit_code_for(e)) from None

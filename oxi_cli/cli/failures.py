@@ -39,6 +39,14 @@ def ended_by_a_command() -> bool:
     return said
 
 
+def status_if_nothing_interrupted(error: BaseException | None = None) -> int | None:
+    """For a Ctrl-C (`error`, or Typer's silent 130 when None) that came once every file had ended: the work's
+    own status, to exit with and say nothing more; None for a real interruption or any other error."""
+    from oxi_cli.errors import settled_status
+
+    return settled_status() if error is None or isinstance(error, KeyboardInterrupt) else None
+
+
 def interrupted(error: BaseException) -> bool:
     """A Ctrl-C, an error one caused, or Typer's Abort."""
     return caused_by_interrupt(error) or isinstance(error, _abort())

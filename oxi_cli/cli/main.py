@@ -131,8 +131,9 @@ def _invoke() -> int:
         exit_code_for,
         message_for,
         print_error,
+        status_if_nothing_interrupted,
     )
-    from oxi_cli.errors import note_settled, settled_status
+    from oxi_cli.errors import note_settled
 
     click = click_errors()
 
@@ -142,7 +143,7 @@ def _invoke() -> int:
         result = app(standalone_mode=False)
         code = result if isinstance(result, int) else 0
         if not ended_by_a_command() and code == EXIT_INTERRUPTED:  # Typer's own, silent answer to a Ctrl-C
-            if (settled := settled_status()) is not None:
+            if (settled := status_if_nothing_interrupted()) is not None:
                 return settled
             print_error(message_for(KeyboardInterrupt()))
         return code
@@ -160,8 +161,8 @@ def _invoke() -> int:
         print_error(message_for(e))
         return exit_code_for(e)
     except (click.ClickException, typer.Abort, KeyboardInterrupt) as e:
-        if isinstance(e, KeyboardInterrupt) and (settled := settled_status()) is not None:
-            return settled  # every file had ended (its output in place): the Ctrl-C interrupted nothing
+        if (settled := status_if_nothing_interrupted(e)) is not None:
+            return settled
         print_error(message_for(e))
         return exit_code_for(e)
 
