@@ -9,21 +9,24 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 __version__ = "0.1.0"
 
 
-def _guard_startup() -> None:
-    """Ctrl-C while the `oxi` command is still importing: exit 130 with one line, never a traceback.
-
-    This runs before anything else of oxi (the console script and `python -m oxi_cli` import this package
-    first); the CLI's entry point hands SIGINT back to Python's KeyboardInterrupt once it is ready to clean
-    up after itself. Only the command installs it: a library user or test runner keeps its own handler.
-    """
-    import os
-    import signal
+def _is_command() -> bool:
+    """True in the `oxi` command (the console script or `python -m oxi_cli`), which imports this package before
+    anything else of oxi; a library user or test runner keeps its own process settings."""
     import sys
 
     argv = list(getattr(sys, "orig_argv", []))
     as_module = any(argv[i] == "-m" and argv[i + 1].split(".")[0] == "oxi_cli" for i in range(len(argv) - 1))
-    if not (as_module or os.path.basename(sys.argv[0]) in ("oxi", "oxi.exe")):
-        return
+    return as_module or os.path.basename(sys.argv[0]) in ("oxi", "oxi.exe")
+
+
+def _guard_startup() -> None:
+    """Ctrl-C while the `oxi` command is still importing: exit 130 with one line, never a traceback.
+
+    The CLI's entry point hands SIGINT back to Python's KeyboardInterrupt once it is ready to clean up after
+    itself.
+    """
+    import signal
+
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return
 
@@ -34,4 +37,8 @@ def _guard_startup() -> None:
     signal.signal(signal.SIGINT, interrupted)
 
 
-_guard_startup()
+if _is_command():
+    _guard_startup()
+    from oxi_cli.bytecode import use_own_cache
+
+    use_own_cache()

@@ -7,6 +7,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from oxi_cli.user_cache import cache_dir
+
 
 def _sources_key() -> str:
     """A digest of every source a kernel is built from. Numba checks only the timestamp of the file that
@@ -22,8 +24,7 @@ def _sources_key() -> str:
 
 
 def _cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return str(Path(base) / "oxi" / "numba" / _sources_key())
+    return cache_dir("numba", _sources_key())
 
 
 # Must be set before numba is imported: site-packages may be read-only, and a user cache survives upgrades.

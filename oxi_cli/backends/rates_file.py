@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from oxi_cli import __version__
+from oxi_cli.user_cache import cache_dir
 
 FORMAT = 1
 # A cache bigger than this is not one oxi wrote (an entry is ~2 KB): refuse it rather than parse it.
@@ -20,8 +21,7 @@ MAX_BYTES = 1 << 20
 
 def cache_path() -> Path:
     """$XDG_CACHE_HOME/oxi/rates.json (~/.cache/oxi/rates.json), beside the Numba kernel cache."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "oxi" / "rates.json"
+    return Path(cache_dir("rates.json"))
 
 
 def host_key() -> dict[str, Any]:

@@ -42,7 +42,32 @@ def collect() -> dict[str, Any]:
     auto = {"backend": choice.kind, "device": choice.adapter, "reason": choice.reason}
     if env in ("cpu", "gpu"):
         auto["overridden_by"] = f"OXI_BACKEND={env}"
-    return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "problems": problems}
+    return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "bytecode": _bytecode(),
+            "problems": problems}
+
+
+def _bytecode() -> dict[str, Any]:
+    """Where this process's Python bytecode comes from: the installation, oxi's cache, or the user's prefix."""
+    import sys
+
+    from oxi_cli import bytecode
+
+    prefix = sys.pycache_prefix
+    if prefix is None:
+        lacking = bytecode.missing()
+        source = "installation"
+        line = "Python bytecode: the installation's"
+        if lacking:
+            line += (f"; {' and '.join(lacking)} keep none, so every oxi process compiles them "
+                     f"({bytecode.OPT_OUT}=0 is set): unset it, or run python -m compileall on their folders")
+    elif bytecode.switched_for:
+        lacking, source = list(bytecode.switched_for), "oxi cache"
+        line = (f"Python bytecode: oxi's cache {prefix} ({' and '.join(lacking)} keep none beside their "
+                "source here)")
+    else:
+        lacking, source = [], "PYTHONPYCACHEPREFIX"
+        line = f"Python bytecode: PYTHONPYCACHEPREFIX={prefix}"
+    return {"source": source, "prefix": prefix, "installation_lacks": lacking, "line": line}
 
 
 def probe(json_output: bool, calibrate: bool = False) -> None:
@@ -76,6 +101,7 @@ def probe(json_output: bool, calibrate: bool = False) -> None:
     picked = f"gpu (--device {auto['device']})" if auto["backend"] == "gpu" else "cpu"
     console.print(f"auto picks: [bold]{picked}[/]: {auto['reason']}", highlight=False)
     console.print(f"rates: {doc['rates']['in_use']}", highlight=False)
+    console.print(doc["bytecode"]["line"], highlight=False)
     if calibration is not None:
         console.print(f"calibrated in {calibration['seconds']:.1f} s, cached in {calibration['cache']}",
                       highlight=False)

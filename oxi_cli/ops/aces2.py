@@ -16,6 +16,7 @@ import numpy as np
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import ColorOp, Encoded, check_finite
 from oxi_cli.ops.codes import ACES2_OUTPUT
+from oxi_cli.user_cache import cache_dir
 
 # The maths follows OpenColorIO's ops/fixedfunction/ACES2 (Transform.cpp, Common.h): a CAM16-like
 # J, M, h model, a tone scale on J, chroma compression towards the reach gamut (AP1) and gamut compression
@@ -107,8 +108,7 @@ def aces2_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, 
 
 def _cache_path(peak: float, limiting: tuple[float, ...]) -> Path:
     key = hashlib.sha1(Path(__file__).read_bytes() + repr((peak, limiting)).encode()).hexdigest()[:20]
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "oxi" / "aces2" / f"{key}.npz"
+    return Path(cache_dir("aces2", f"{key}.npz"))
 
 
 def _save(path: Path, params: np.ndarray, table: np.ndarray) -> None:
