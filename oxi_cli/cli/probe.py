@@ -58,12 +58,11 @@ def _bytecode() -> dict[str, Any]:
         source = "installation"
         line = "Python bytecode: the installation's"
         if lacking:
-            line += (f"; {' and '.join(lacking)} keep none, so every oxi process compiles them "
-                     f"({bytecode.OPT_OUT}=0 is set): unset it, or run python -m compileall on their folders")
+            line += (f"; here {_none_kept(lacking)}, so every oxi process compiles their source "
+                     f"({bytecode.OPT_OUT}=0 is set): unset it, or run python -m compileall on site-packages")
     elif bytecode.switched_for:
         lacking, source = list(bytecode.switched_for), "oxi cache"
-        line = (f"Python bytecode: oxi's cache {prefix} ({' and '.join(lacking)} keep none beside their "
-                "source here)")
+        line = f"Python bytecode: oxi's cache {prefix} (here {_none_kept(lacking)} beside the source)"
     else:
         lacking, source = [], "PYTHONPYCACHEPREFIX"
         line = f"Python bytecode: PYTHONPYCACHEPREFIX={prefix}"
@@ -224,6 +223,10 @@ def _cpu_info(problems: list[str]) -> dict[str, Any]:
     except Exception as exc:
         problems.append(f"the CPU backend cannot load: {type(exc).__name__}: {exc}")
         return {"name": "cpu", "cores": os.cpu_count()}
+
+
+def _none_kept(names: list[str]) -> str:
+    return f"{' and '.join(names)} {'keeps' if len(names) == 1 else 'keep'} no bytecode"
 
 
 def _size(n: int | None) -> str:
