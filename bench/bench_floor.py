@@ -1,4 +1,4 @@
-"""What a process costs before its first pixel: interpreter, imports, and a job too small to common.measure, on each
+"""What a process costs before its first pixel: interpreter, imports, and a job too small to measure, on each
 backend, beside oiiotool on the same file. The floor that start-up puts under every file-to-file ratio.
 
     python bench/bench_floor.py [--runs 7] [--workdir DIR] [--json FILE]
@@ -11,6 +11,8 @@ pixel work to speak of: a file-to-file job cannot be faster than its row, whatev
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _common as common  # noqa: E402  (the repo root must be importable first)
 from bench.bench_many_core import make_plate  # noqa: E402
+from oxi_cli.bytecode import OPT_OUT  # noqa: E402
 
 IMPORTS = {
     "python -c pass": "pass",
@@ -40,17 +43,29 @@ def floor_rows(work: Path, runs: int) -> dict[str, float | None]:
     tiny = work / "tiny_16.exr"
     make_plate(tiny, 16, 16)
     job = [py, "-m", "oxi_cli", "cdl", str(tiny), str(work / "tiny_out.exr"), "--slope", "1.1,1,0.9", "--power", "1.2"]
-    for backend in ("cpu", "gpu"):
-        name = f"oxi cdl 16x16 --backend {backend}"
+    # The last row differs from the first only where numpy or Numba lack bytecode (oxi_cli/bytecode.py).
+    for backend, env in (("cpu", None), ("gpu", None), ("cpu", {**os.environ, OPT_OUT: "0"})):
+        name = f"oxi cdl 16x16 --backend {backend}" + (f", {OPT_OUT}=0" if env else "")
         try:
-            common.measure([*job, "--backend", backend], 1)  # fills Numba's cache and the pipeline cache
-            rows[name] = common.measure([*job, "--backend", backend], runs).median_s
+            common.measure([*job, "--backend", backend], 1, env)  # fills Numba's cache and the pipeline cache
+            rows[name] = common.measure([*job, "--backend", backend], runs, env).median_s
         except common.BenchError:
             rows[name] = None
     oiio = common.oiiotool_command()
     rows["oiiotool 16x16 --mulc"] = None if oiio is None else common.measure(
         [*oiio, str(tiny), "--mulc", "1.1,1,0.9,1", "-o", str(work / "tiny_oiio.exr")], runs).median_s
     return rows
+
+
+def probe_bytecode_line() -> str:
+    """What `oxi probe` says of this host's bytecode (the installation's, or oxi's cache)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "oxi_cli", "probe", "--json"], capture_output=True, text=True)
+    try:
+        return json.loads(done.stdout)["bytecode"]["line"]
+    except (ValueError, KeyError):
+        return f"oxi probe failed: {done.stderr.strip()[-200:]}"
 
 
 def main() -> None:
@@ -68,6 +83,7 @@ def main() -> None:
         [[name, common.fmt_s(s)] for name, s in rows.items()],
         caption=f"median of {args.runs}; import rows overlap (numba and OpenEXR include numpy)",
     )
+    print(probe_bytecode_line())
     if args.json:
         common.write_json(args.json, {"runs": args.runs, "seconds": rows})
 
