@@ -81,3 +81,15 @@ def test_a_timed_batch_runs_its_frames_on_both_backends_then_one_and_matches_the
         assert CliRunner().invoke(app, ["cdl", str(tmp_path / "in" / name), str(single), "--power", "1.3",
                                         "--backend", "cpu"]).exit_code == 0
         np.testing.assert_allclose(rgba(tmp_path / "out" / name), rgba(single), rtol=2e-3, atol=1e-6)
+
+
+def test_the_fastest_timed_frame_of_each_backend_decides_so_one_slow_frame_does_not():
+    t = Trial("c", "g")
+    gpu_times = iter([0.50] + [0.18] * (FRAMES_EACH - 2))  # the first timed GPU frame hit by noise
+    for _ in range(2 * FRAMES_EACH):
+        backend, slot = t.next_backend()
+        warm_up = slot % FRAMES_EACH == 0
+        seconds = 1.0 if warm_up else 0.27 if backend == "c" else next(gpu_times)
+        t.finished(slot, seconds, "cpu" if backend == "c" else "gpu")
+    assert t.next_backend() == ("g", None)
+    assert "CPU 0.27 s, GPU 0.18 s" in (t.verdict() or "")
