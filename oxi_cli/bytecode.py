@@ -30,20 +30,40 @@ def own_cache() -> str:
 def use_own_cache(probes: tuple[str, ...] = PROBES) -> str | None:
     """Point every later import at oxi's bytecode cache when `missing` finds any; returns that folder or None.
 
-    A user's own PYTHONPYCACHEPREFIX wins, and OXI_BYTECODE_CACHE=0 turns this off. Python checks cached
-    bytecode against its source (mtime and size) as it does in any __pycache__, so an upgrade is recompiled.
+    A user's own PYTHONPYCACHEPREFIX wins, OXI_BYTECODE_CACHE=0 turns this off, and a folder that other users
+    may write into is not used. Python checks cached bytecode against its source (mtime and size) as it does in
+    any __pycache__, so an upgrade is recompiled.
     """
     global switched_for
-    if sys.pycache_prefix is not None or os.environ.get(OPT_OUT, "1").strip() == "0":
-        return None
-    lacking = missing(probes)
-    if not lacking:
+    if sys.pycache_prefix is not None or not (lacking := missing(probes)) or refused() is not None:
         return None
     switched_for = tuple(lacking)
     sys.pycache_prefix = own_cache()
     # PYTHONDONTWRITEBYTECODE keeps .pyc files out of images and source trees; this folder is neither.
     sys.dont_write_bytecode = False
     return sys.pycache_prefix
+
+
+def refused() -> str | None:
+    """Why oxi's cache may not be used here, or None."""
+    if os.environ.get(OPT_OUT, "1").strip() == "0":
+        return f"{OPT_OUT}=0 is set"
+    if not _private(own_cache()):
+        return f"other users may write into {own_cache()}"
+    return None
+
+
+def _private(folder: str) -> bool:
+    """The folder exists, or is created, as this user's alone: bytecode there runs as this user, so a folder that
+    others may write into (a shared XDG_CACHE_HOME) is not used."""
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder)
+    except OSError:
+        return False
+    if not hasattr(os, "getuid"):
+        return True  # Windows: mode bits do not describe who may write (its ACLs do)
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
 def _kept(name: str) -> bool:

@@ -59,7 +59,8 @@ def _bytecode() -> dict[str, Any]:
         line = "Python bytecode: the installation's"
         if lacking:
             line += (f"; here {_none_kept(lacking)}, so every oxi process compiles their source "
-                     f"({bytecode.OPT_OUT}=0 is set): unset it, or run python -m compileall on site-packages")
+                     f"({bytecode.refused() or 'not as the oxi command'}); `python -m compileall` on "
+                     "their site-packages gives them bytecode")
     elif bytecode.switched_for:
         lacking, source = list(bytecode.switched_for), "oxi cache"
         line = f"Python bytecode: oxi's cache {prefix} (here {_none_kept(lacking)} beside the source)"

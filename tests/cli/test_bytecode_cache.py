@@ -96,3 +96,22 @@ def test_the_oxi_command_switches_to_the_cache_and_probe_says_so(tmp_path):
     assert doc["source"] == "oxi cache"
     assert doc["prefix"] == str(tmp_path / "cache" / "oxi" / "pycache")
     assert "numba" in doc["installation_lacks"]
+
+
+def test_a_cache_folder_others_may_write_into_is_not_used(tmp_path):
+    source_package(tmp_path / "site", "plainpkg")
+    shared = tmp_path / "cache" / "oxi" / "pycache"
+    shared.mkdir(parents=True)
+    shared.chmod(0o777)
+    code = "from oxi_cli.bytecode import use_own_cache; print(use_own_cache(('plainpkg',)))"
+    done = run_python(code, tmp_path / "site", tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None"]
+
+
+def test_the_cache_folder_is_created_for_this_user_alone(tmp_path):
+    source_package(tmp_path / "site", "plainpkg")
+    code = "from oxi_cli.bytecode import use_own_cache; print(use_own_cache(('plainpkg',)))"
+    done = run_python(code, tmp_path / "site", tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    assert (Path(done.stdout.strip()).stat().st_mode & 0o777) == 0o700
