@@ -85,12 +85,32 @@ class _HeldStdout:
     def write(self, text: str) -> int:
         held = self.held.get(threading.get_ident())
         if held is None:
-            return self.real.write(text)
+            return self._forward("write", text)
         held.append(text)
         return len(text)
 
+    def flush(self) -> None:
+        self._forward("flush")
+
+    def _forward(self, method: str, *args: Any) -> Any:
+        """Another thread's write, to the stream this proxy replaced. That stream may itself write through
+        sys.stdout, which is this proxy (rich's FileProxy prints through a console bound to sys.stdout): the
+        two then called each other until RecursionError. A call that comes back goes to the interpreter's
+        own stdout instead."""
+        if getattr(_FORWARDING, "active", False):
+            target = sys.__stdout__
+            return getattr(target, method)(*args) if target is not None else None
+        _FORWARDING.active = True
+        try:
+            return getattr(self.real, method)(*args)
+        finally:
+            _FORWARDING.active = False
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
+
+
+_FORWARDING = threading.local()
 
 
 class NativeOutput:
