@@ -85,29 +85,39 @@ class _HeldStdout:
     def write(self, text: str) -> int:
         held = self.held.get(threading.get_ident())
         if held is None:
-            return self._forward("write", text)
+            return self._forward("write")(text)
         held.append(text)
         return len(text)
 
     def flush(self) -> None:
-        self._forward("flush")
-
-    def _forward(self, method: str, *args: Any) -> Any:
-        """Another thread's write, to the stream this proxy replaced. That stream may itself write through
-        sys.stdout, which is this proxy (rich's FileProxy prints through a console bound to sys.stdout): the
-        two then called each other until RecursionError. A call that comes back goes to the interpreter's
-        own stdout instead."""
-        if getattr(_FORWARDING, "active", False):
-            target = sys.__stdout__
-            return getattr(target, method)(*args) if target is not None else None
-        _FORWARDING.active = True
-        try:
-            return getattr(self.real, method)(*args)
-        finally:
-            _FORWARDING.active = False
+        self._forward("flush")()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.real, name)
+        return self._forward(name)
+
+    def _forward(self, name: str) -> Any:
+        """The replaced stream's attribute, for another thread. That stream may itself go through sys.stdout,
+        which is this proxy (rich's FileProxy prints through a console bound to sys.stdout, and looks up what
+        it lacks on the stream it replaced): the two then called each other until RecursionError. A call
+        that comes back is answered by the interpreter's own stdout instead."""
+        if getattr(_FORWARDING, "active", False) or self.real is None:
+            return getattr(sys.__stdout__, name)
+        _FORWARDING.active = True
+        try:
+            attr = getattr(self.real, name)
+        finally:
+            _FORWARDING.active = False
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            _FORWARDING.active = True
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                _FORWARDING.active = False
+
+        return call
 
 
 _FORWARDING = threading.local()

@@ -19,6 +19,9 @@ class WritesThroughSysStdout:
     def flush(self) -> None:
         sys.stdout.flush()
 
+    def __getattr__(self, name: str) -> object:
+        return getattr(sys.stdout, name)
+
 
 def test_another_threads_print_during_a_held_call_reaches_stdout_without_recursing(capfd):
     failures: list[BaseException] = []
@@ -26,6 +29,7 @@ def test_another_threads_print_during_a_held_call_reaches_stdout_without_recursi
     def other_thread() -> None:
         try:
             print("printed by another thread", flush=True)
+            assert isinstance(sys.stdout.encoding, str)  # looked up on the stream the proxy replaced
         except BaseException as e:  # a RecursionError would end this thread silently
             failures.append(e)
 
