@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from importlib.machinery import PathFinder
+from typing import Any
 
 from oxi_cli.user_cache import cache_dir
 
@@ -76,3 +77,27 @@ def _kept(name: str) -> bool:
         return True
     writable = os.access(pycache if os.path.isdir(pycache) else folder, os.W_OK)
     return writable and not sys.dont_write_bytecode
+
+
+def report() -> dict[str, Any]:
+    """Where this process's bytecode comes from (the installation, oxi's cache, or the user's prefix), for
+    `oxi probe`: one line to print and its parts."""
+    prefix = sys.pycache_prefix
+    if prefix is None:
+        lacking = missing()
+        source, line = "installation", "Python bytecode: the installation's"
+        if lacking:
+            line += (f"; here {_none_kept(lacking)}, so every oxi process compiles their source "
+                     f"({refused() or 'not as the oxi command'}); `python -m compileall` on their "
+                     "site-packages gives them bytecode")
+    elif switched_for:
+        lacking, source = list(switched_for), "oxi cache"
+        line = f"Python bytecode: oxi's cache {prefix} (here {_none_kept(lacking)} beside the source)"
+    else:
+        lacking, source = [], "PYTHONPYCACHEPREFIX"
+        line = f"Python bytecode: PYTHONPYCACHEPREFIX={prefix}"
+    return {"source": source, "prefix": prefix, "installation_lacks": lacking, "line": line}
+
+
+def _none_kept(names: list[str]) -> str:
+    return f"{' and '.join(names)} {'keeps' if len(names) == 1 else 'keep'} no bytecode"

@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any
 
+from oxi_cli.bytecode import report as bytecode_report
+
 GIB = 1 << 30
 
 
@@ -42,32 +44,8 @@ def collect() -> dict[str, Any]:
     auto = {"backend": choice.kind, "device": choice.adapter, "reason": choice.reason}
     if env in ("cpu", "gpu"):
         auto["overridden_by"] = f"OXI_BACKEND={env}"
-    return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "bytecode": _bytecode(),
+    return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "bytecode": bytecode_report(),
             "problems": problems}
-
-
-def _bytecode() -> dict[str, Any]:
-    """Where this process's Python bytecode comes from: the installation, oxi's cache, or the user's prefix."""
-    import sys
-
-    from oxi_cli import bytecode
-
-    prefix = sys.pycache_prefix
-    if prefix is None:
-        lacking = bytecode.missing()
-        source = "installation"
-        line = "Python bytecode: the installation's"
-        if lacking:
-            line += (f"; here {_none_kept(lacking)}, so every oxi process compiles their source "
-                     f"({bytecode.refused() or 'not as the oxi command'}); `python -m compileall` on "
-                     "their site-packages gives them bytecode")
-    elif bytecode.switched_for:
-        lacking, source = list(bytecode.switched_for), "oxi cache"
-        line = f"Python bytecode: oxi's cache {prefix} (here {_none_kept(lacking)} beside the source)"
-    else:
-        lacking, source = [], "PYTHONPYCACHEPREFIX"
-        line = f"Python bytecode: PYTHONPYCACHEPREFIX={prefix}"
-    return {"source": source, "prefix": prefix, "installation_lacks": lacking, "line": line}
 
 
 def probe(json_output: bool, calibrate: bool = False) -> None:
@@ -224,10 +202,6 @@ def _cpu_info(problems: list[str]) -> dict[str, Any]:
     except Exception as exc:
         problems.append(f"the CPU backend cannot load: {type(exc).__name__}: {exc}")
         return {"name": "cpu", "cores": os.cpu_count()}
-
-
-def _none_kept(names: list[str]) -> str:
-    return f"{' and '.join(names)} {'keeps' if len(names) == 1 else 'keep'} no bytecode"
 
 
 def _size(n: int | None) -> str:
