@@ -30,8 +30,11 @@ from bench._common import (  # noqa: E402
     write_json,
 )
 from bench.bench_cpu import GRADE, MATRIX, oxi_command  # noqa: E402
+from oxi_cli.formats.lut_cache import OPT_OUT as LUT_CACHE_OPT_OUT  # noqa: E402
 
-OPS = ("copy", "cdl", "matrix", "lut3d", "resize", "blur2", "blur5", "blur20")
+OPS = ("copy", "cdl", "matrix", "lut3d", "lut3d-cold", "resize", "blur2", "blur5", "blur20")
+# "lut3d-cold" parses the .cube in every run (OXI_LUT_CACHE=0), as a LUT's first use does; "lut3d" runs as a
+# farm's later frames do, with the parsed table from oxi's cache.
 
 
 def make_plate(path: Path, width: int, height: int) -> None:
@@ -76,6 +79,7 @@ def op_args(op: str, cube: Path, width: int, height: int) -> tuple[list[str], li
                  "--power", triple(GRADE.power), "--sat", f"{GRADE.sat:.10g}"], None),
         "matrix": (["matrix", "--matrix", m], ["--ccmatrix:transpose=1", m]),
         "lut3d": (["lut3d", "--lut", str(cube)], ["--ociofiletransform", str(cube)]),
+        "lut3d-cold": (["lut3d", "--lut", str(cube)], ["--ociofiletransform", str(cube)]),
         "resize": (["resize", "--size", half], ["--resize:filter=lanczos3", half]),
         "blur2": (["blur", "--sigma", "2.25"], ["--blur", "9x9"]),
         "blur5": (["blur", "--sigma", "5.25"], ["--blur", "21x21"]),
@@ -95,7 +99,8 @@ def bench_image(width: int, height: int, args: argparse.Namespace, oxi: list[str
         oxi_args, oiio_args = op_args(op, cube, width, height)
         if op == "cdl":  # oiiotool has no CDL flag: a CLF file through OCIO, as users do
             oiio_args = ["--ociofiletransform", str(work / "grade.clf")]
-        cmd = [*oxi, oxi_args[0], str(src), str(out), *oxi_args[1:]]
+        cold = ["env", f"{LUT_CACHE_OPT_OUT}=0"] if op.endswith("-cold") else []
+        cmd = [*cold, *oxi, oxi_args[0], str(src), str(out), *oxi_args[1:]]
         warm_up(cmd, src, work / "small.exr", args.backends)
         row: dict = {"size": f"{width}x{height}", "op": op}
         runs = args.runs

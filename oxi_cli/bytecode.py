@@ -7,7 +7,7 @@ import sys
 from importlib.machinery import PathFinder
 from typing import Any
 
-from oxi_cli.user_cache import cache_dir
+from oxi_cli.user_cache import cache_dir, private
 
 # Without bytecode every process compiles numpy and Numba from source. That happens wherever an installer wrote
 # none and Python may not write it: uv installs none unless asked (--compile-bytecode), container images set
@@ -49,22 +49,9 @@ def refused() -> str | None:
     """Why oxi's cache may not be used here, or None."""
     if os.environ.get(OPT_OUT, "1").strip() == "0":
         return f"{OPT_OUT}=0 is set"
-    if not _private(own_cache()):
+    if not private(own_cache()):
         return f"other users may write into {own_cache()}"
     return None
-
-
-def _private(folder: str) -> bool:
-    """The folder exists, or is created, as this user's alone: bytecode there runs as this user, so a folder that
-    others may write into (a shared XDG_CACHE_HOME) is not used."""
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        info = os.stat(folder)
-    except OSError:
-        return False
-    if not hasattr(os, "getuid"):
-        return True  # Windows: mode bits do not describe who may write (its ACLs do)
-    return info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
 def _kept(name: str) -> bool:

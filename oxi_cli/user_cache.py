@@ -3,9 +3,40 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
+from typing import Any
 
 
 def cache_dir(*parts: str) -> str:
     """A folder (or file) under oxi's user cache; nothing is created here."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "oxi", *parts)
+
+
+def private(folder: str) -> bool:
+    """The folder exists, or is created, as this user's alone. What oxi reads back from its cache runs or
+    decides pixels as this user, so a folder that others may write into (a shared XDG_CACHE_HOME) is not used."""
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder)
+    except OSError:
+        return False
+    if not hasattr(os, "getuid"):
+        return True  # Windows: mode bits do not describe who may write (its ACLs do)
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def save_npz(path: Path, **arrays: Any) -> bool:
+    """Write arrays whole or not at all (a temporary file renamed into place); False where that cannot be done
+    (a read-only home, a full disk): a cache then simply stays cold."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
+            import numpy as np
+
+            np.savez(f, **arrays)
+        os.replace(f.name, path)
+        return True
+    except OSError:
+        return False

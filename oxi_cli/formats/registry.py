@@ -37,7 +37,10 @@ def load_lut(path: str | Path, interp: str = "tetrahedral") -> list[ColorOp]:
         )
     data = _read(path, "LUT", MAX_LUT_BYTES)
     module, func = target.split(":")
-    return getattr(importlib.import_module(module), func)(data, path, interp)
+    from oxi_cli.formats.lut_cache import load_or_parse
+
+    parser = getattr(importlib.import_module(module), func)
+    return load_or_parse(data, target, interp, lambda: parser(data, path, interp))
 
 
 def load_cdl(

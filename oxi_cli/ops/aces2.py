@@ -5,8 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,7 +14,7 @@ import numpy as np
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import ColorOp, Encoded, check_finite
 from oxi_cli.ops.codes import ACES2_OUTPUT
-from oxi_cli.user_cache import cache_dir
+from oxi_cli.user_cache import cache_dir, save_npz
 
 # The maths follows OpenColorIO's ops/fixedfunction/ACES2 (Transform.cpp, Common.h): a CAM16-like
 # J, M, h model, a tone scale on J, chroma compression towards the reach gamut (AP1) and gamut compression
@@ -100,7 +98,7 @@ def aces2_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, 
             params, table = saved["params"], saved["table"]
     except (OSError, KeyError, ValueError):
         params, table = _build_tables(peak, limiting)
-        _save(path, params, table)
+        save_npz(path, params=params, table=table)
     params.setflags(write=False)
     table.setflags(write=False)
     return params, table
@@ -109,17 +107,6 @@ def aces2_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, 
 def _cache_path(peak: float, limiting: tuple[float, ...]) -> Path:
     key = hashlib.sha1(Path(__file__).read_bytes() + repr((peak, limiting)).encode()).hexdigest()[:20]
     return Path(cache_dir("aces2", f"{key}.npz"))
-
-
-def _save(path: Path, params: np.ndarray, table: np.ndarray) -> None:
-    """Write whole or not at all (a temporary file renamed into place); a read-only home just skips it."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
-            np.savez(f, params=params, table=table)
-        os.replace(f.name, path)
-    except OSError:
-        pass
 
 
 def _build_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
