@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -29,14 +30,19 @@ def private(folder: str) -> bool:
 
 def save_npz(path: Path, **arrays: Any) -> bool:
     """Write arrays whole or not at all (a temporary file renamed into place); False where that cannot be done
-    (a read-only home, a full disk): a cache then simply stays cold."""
+    (a read-only home, a full disk): a cache then simply stays cold, with no partial file left behind."""
+    import numpy as np
+
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
-            import numpy as np
-
+            tmp = f.name
             np.savez(f, **arrays)
-        os.replace(f.name, path)
+        os.replace(tmp, path)
         return True
     except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         return False

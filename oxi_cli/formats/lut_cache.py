@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -42,12 +44,18 @@ def load_or_parse(data: bytes, parser: str, interp: str, parse: Callable[[], lis
 def _key(data: bytes, parser: str, interp: str) -> str:
     """The file's bytes, how it is read, and the code that reads it: an edit to a parser or to the ops
     (an upgrade) never serves a table parsed the old way."""
-    digest = hashlib.sha1(f"{parser}\0{interp}\0".encode())
-    here = Path(__file__).resolve().parent
-    for source in sorted([*here.glob("*.py"), *(here.parent / "ops").glob("lut*.py"), here.parent / "ops" / "base.py"]):
-        digest.update(source.read_bytes())
+    digest = hashlib.sha1(f"{_sources_digest()}\0{parser}\0{interp}\0".encode())
     digest.update(data)
     return digest.hexdigest()[:32]
+
+
+@functools.cache
+def _sources_digest() -> str:
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha1()
+    for source in sorted([*here.glob("*.py"), *(here.parent / "ops").glob("lut*.py"), here.parent / "ops" / "base.py"]):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
 
 
 def _save(path: Path, ops: list[ColorOp]) -> bool:
@@ -86,10 +94,11 @@ def _load(path: Path) -> list[ColorOp] | None:
                 fields = {k: tuple(v) if isinstance(v, list) else v for k, v in entry["fields"].items()}
                 arrays = {f.name: saved[f"{i}_{f.name}"] for f in dataclasses.fields(cls) if f"{i}_{f.name}" in saved}
                 ops.append(cls(**fields, **arrays))
-        os.utime(path)  # recently used: kept by _prune
-        return ops
     except Exception:  # noqa: BLE001 - a damaged or foreign entry is a cache miss, never an error
         return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used: kept by _prune
+    return ops
 
 
 def _prune(folder: Path) -> None:
