@@ -3,11 +3,10 @@ backend's and the LUT row scanner's); below backends and formats, so neither imp
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
-from oxi_cli.user_cache import cache_dir
+from oxi_cli.user_cache import cache_dir, sources_digest
 
 
 def _sources_key() -> str:
@@ -15,12 +14,8 @@ def _sources_key() -> str:
     defines a kernel, not of the files it calls into (kernels/half.py, cdl.py, ops/codes.py's op codes):
     a cache folder per digest means an edit or an upgrade never runs stale machine code."""
     here = Path(__file__).parent
-    digest = hashlib.sha1()
     kernels = (here / "backends" / "cpu" / "kernels").glob("*.py")
-    for path in sorted([here / "jit.py", here / "ops" / "codes.py", here / "formats" / "rows.py", *kernels]):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return sources_digest([here / "jit.py", here / "ops" / "codes.py", here / "formats" / "rows.py", *kernels])[:16]
 
 
 def _cache_dir() -> str:

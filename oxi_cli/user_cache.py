@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,16 @@ def cache_dir(*parts: str) -> str:
     """A folder (or file) under oxi's user cache; nothing is created here."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "oxi", *parts)
+
+
+def sources_digest(paths: Iterable[Path]) -> str:
+    """A digest of the source files something cached was built from (their names and bytes): a cache entry
+    keyed by it is never read back by code that would build it differently (an edit, an upgrade)."""
+    digest = hashlib.sha1()
+    for path in sorted(paths):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def private(folder: str) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from oxi_cli.ops import ColorOp, Lut1d, Lut3d
-from oxi_cli.user_cache import cache_dir, private, save_npz
+from oxi_cli.user_cache import cache_dir, private, save_npz, sources_digest
 
 # A 65³ .cube is 7.4 MB of text: parsing it took 0.32-0.36 s in a fresh process on the 2-core box (0.11 s once
 # numpy's big temporaries are paged in, which a process's first parse never finds), a tenth of an 8K lut3d job on
@@ -52,10 +52,7 @@ def _key(data: bytes, parser: str, interp: str) -> str:
 @functools.cache
 def _sources_digest() -> str:
     here = Path(__file__).resolve().parent
-    digest = hashlib.sha1()
-    for source in sorted([*here.glob("*.py"), *(here.parent / "ops").glob("lut*.py"), here.parent / "ops" / "base.py"]):
-        digest.update(source.read_bytes())
-    return digest.hexdigest()
+    return sources_digest([*here.glob("*.py"), *(here.parent / "ops").glob("lut*.py"), here.parent / "ops" / "base.py"])
 
 
 def _save(path: Path, ops: list[ColorOp]) -> bool:

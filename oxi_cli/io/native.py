@@ -102,25 +102,29 @@ class _HeldStdout:
         that comes back is answered by the interpreter's own stdout instead."""
         if getattr(_FORWARDING, "active", False) or self.real is None:
             return getattr(sys.__stdout__, name)
-        _FORWARDING.active = True
-        try:
+        with _forwarding():
             attr = getattr(self.real, name)
-        finally:
-            _FORWARDING.active = False
         if not callable(attr):
             return attr
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            _FORWARDING.active = True
-            try:
+            with _forwarding():
                 return attr(*args, **kwargs)
-            finally:
-                _FORWARDING.active = False
 
         return call
 
 
 _FORWARDING = threading.local()
+
+
+@contextlib.contextmanager
+def _forwarding() -> Iterator[None]:
+    """Marks this thread as inside the replaced stream, so that a call coming back to the proxy goes elsewhere."""
+    _FORWARDING.active = True
+    try:
+        yield
+    finally:
+        _FORWARDING.active = False
 
 
 class NativeOutput:
