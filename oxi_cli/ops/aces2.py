@@ -14,7 +14,7 @@ import numpy as np
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import ColorOp, Encoded, check_finite
 from oxi_cli.ops.codes import ACES2_OUTPUT
-from oxi_cli.user_cache import cache_dir, save_npz
+from oxi_cli.user_cache import cache_dir, private, save_npz
 
 # The maths follows OpenColorIO's ops/fixedfunction/ACES2 (Transform.cpp, Common.h): a CAM16-like
 # J, M, h model, a tone scale on J, chroma compression towards the reach gamut (AP1) and gamut compression
@@ -93,15 +93,25 @@ def aces2_tables(peak: float, limiting: tuple[float, ...]) -> tuple[np.ndarray, 
     (OCIO's per-hue searches), so they are also kept in the user's cache folder, keyed by this file's text."""
     limiting = tuple(float(v) for v in limiting)
     path = _cache_path(float(peak), limiting)
-    try:
-        with np.load(path) as saved:
-            params, table = saved["params"], saved["table"]
-    except (OSError, KeyError, ValueError):
+    usable = private(str(path.parent))  # tables someone else wrote would decide this user's pixels
+    saved = _load(path) if usable else None
+    if saved is None:
         params, table = _build_tables(peak, limiting)
-        save_npz(path, params=params, table=table)
+        if usable:
+            save_npz(path, params=params, table=table)
+    else:
+        params, table = saved
     params.setflags(write=False)
     table.setflags(write=False)
     return params, table
+
+
+def _load(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            return saved["params"], saved["table"]
+    except (OSError, KeyError, ValueError):
+        return None
 
 
 def _cache_path(peak: float, limiting: tuple[float, ...]) -> Path:

@@ -13,6 +13,7 @@ import pytest
 
 from oxi_cli.formats.ocio_ops import ops_from_processor
 from oxi_cli.ops import Aces2Output
+from oxi_cli.ops import aces2 as aces2_module
 from oxi_cli.ops.aces2 import CUSP_J, CUSP_M, GAMMA_TOP_INV, HUE, REACH_M, _build_tables, aces2_tables
 from oxi_cli.ops.ocio_cpu import OcioCpu
 from tests.color.oracle import ocio_reference, run_oxi
@@ -190,3 +191,19 @@ def test_tables_read_back_from_the_cache_equal_freshly_built_ones(tmp_path, monk
         np.testing.assert_array_equal(params, built[0])
         np.testing.assert_array_equal(table, built[1])
     assert len(list(tmp_path.rglob("*.npz"))) == 1
+
+
+def test_a_table_cache_folder_other_users_may_write_into_is_neither_read_nor_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "oxi" / "aces2"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    limiting = (0.68, 0.32, 0.265, 0.69, 0.15, 0.06, 0.3127, 0.329)
+    built = _build_tables(1000.0, limiting)
+    planted = aces2_module._cache_path(1000.0, limiting)
+    np.savez(planted, params=built[0] * 2, table=built[1] * 2)  # what another user could leave there
+    aces2_tables.cache_clear()
+    params, table = aces2_tables(1000.0, limiting)
+    np.testing.assert_array_equal(params, built[0])
+    np.testing.assert_array_equal(table, built[1])
+    assert [p.name for p in folder.iterdir()] == [planted.name]
