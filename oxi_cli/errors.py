@@ -91,3 +91,7 @@ MACHINE_ERRNOS = frozenset(
 def is_machine_failure(error: OSError) -> bool:
     """True when an OSError is the machine's fault (exit 1), False when it is about the path given (exit 2)."""
     return error.errno in MACHINE_ERRNOS
+
+
+class DamagedFileWarning(UserWarning):
+    """A file decoded although the library reading it reported damage: the result may hold wrong pixels."""

@@ -10,6 +10,7 @@ from oxi_cli.errors import InputError, OxiError, ProcessingError, is_machine_fai
 from oxi_cli.image import Image
 from oxi_cli.io.atomic import atomic_output
 from oxi_cli.io.common import ImageSpec, format_for, one_line, output_format
+from oxi_cli.io.library_log import held_library_log, warn_if_damaged
 
 __all__ = ["ImageSpec", "format_for", "read_image", "read_spec", "set_io_threads", "write_image"]
 
@@ -32,20 +33,27 @@ def _handler(fmt: str, role: int) -> Callable:
 
 def read_image(path: str | Path) -> Image:
     """Decode a whole image: planes in the file's dtype, meta holding what is needed to write it back."""
+    return _read(path, 0)
+
+
+def _read(path: str | Path, role: int) -> Image | ImageSpec:
+    """Run a reader (role 0) or spec reader (1) with what its library logs held; a whole read that succeeds
+    despite them warns once (a spec read says nothing: the pixels' read that follows it speaks for both)."""
     path = Path(path)
-    try:
-        return _handler(format_for(path), 0)(path)
-    except OSError as e:  # the file vanished or the disk failed mid-read
-        raise read_error(path, e) from None
+    reader = _handler(format_for(path), role)
+    with held_library_log() as held:
+        try:
+            found = reader(path)
+        except OSError as e:  # the file vanished or the disk failed mid-read
+            raise read_error(path, e) from None
+    if role == 0:
+        warn_if_damaged(path, held)
+    return found
 
 
 def read_spec(path: str | Path) -> ImageSpec:
     """Size, channel names and metadata from the header alone, for planning before any decoding."""
-    path = Path(path)
-    try:
-        return _handler(format_for(path), 1)(path)
-    except OSError as e:
-        raise read_error(path, e) from None
+    return _read(path, 1)
 
 
 def read_error(path: Path, error: OSError) -> OxiError:
