@@ -12,10 +12,20 @@ from typing import Protocol
 import numpy as np
 
 from oxi_cli.backends.base import Backend
+from oxi_cli.channels import (
+    DEFAULT_LAYERS,
+    Group,
+    LayerRule,
+    channel_groups,
+    check_named_layers,
+    colour_layers,
+    select_part,
+)
 from oxi_cli.errors import UsageError
-from oxi_cli.image import COLOR_CHANNELS, Image, ImageMeta, from_float32, to_float32
+from oxi_cli.image import Image, ImageMeta, from_float32, to_float32
+from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import ColorOp, ImageOp, Op
-from oxi_cli.ops.base import chain_windows
+from oxi_cli.ops.base import chain_windows, ops_for_part
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
 # What each output format can store, best first; used when --out-type same meets a format that can't.
@@ -30,8 +40,9 @@ FORMAT_TYPES: dict[str, tuple[str, ...]] = {
 class Source(Protocol):
     fresh: bool  # read() returns an image nobody else holds, so the chain may compute in its planes
 
-    def pixel_types(self) -> dict[str, str]:
-        """Channel name -> stored pixel type, from the header alone (lets kernels load while pixels decode)."""
+    def spec(self) -> ImageSpec:
+        """Sizes, channels, pixel types and headers of the parts read() returns, from the headers alone (lets
+        kernels load while pixels decode)."""
         ...
 
     def read(self) -> Image: ...
@@ -44,22 +55,23 @@ class Sink(Protocol):
 
 
 class FileSource:
-    """A whole image file (the planner adds region reads later)."""
+    """A whole image file (every part, or the one `part` names; the planner adds region reads later)."""
 
     fresh = True
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, part: str | None = None) -> None:
         self.path = Path(path)
+        self.part = part
 
-    def pixel_types(self) -> dict[str, str]:
+    def spec(self) -> ImageSpec:
         from oxi_cli.io import read_spec
 
-        return dict(read_spec(self.path).meta.pixel_types)
+        return select_part(read_spec(self.path), self.part, self.path)
 
     def read(self) -> Image:
         from oxi_cli.io import read_image
 
-        return read_image(self.path)
+        return select_part(read_image(self.path), self.part, self.path)
 
 
 class FileSink:
@@ -96,11 +108,18 @@ class MemorySource:
     def __init__(self, image: Image) -> None:
         self.image = image
 
-    def pixel_types(self) -> dict[str, str]:
-        return dict(self.image.meta.pixel_types)
+    def spec(self) -> ImageSpec:
+        return spec_of(self.image)
 
     def read(self) -> Image:
         return self.image
+
+
+def spec_of(image: Image) -> ImageSpec:
+    """What the headers of `image`'s file would say: sizes, channels, types and headers of every part."""
+    first, *others = [ImageSpec(p.width, p.height, p.channels, p.meta) for p in image.all_parts()]
+    first.parts = others
+    return first
 
 
 class MemorySink:
@@ -126,22 +145,23 @@ class Result:
     strategy: str = "single"
 
 
-def working_channels(channels: Sequence[str], ops: Sequence[Op]) -> tuple[list[str], bool]:
-    """Channels the chain must compute on, in kernel order (R, G, B, A first), and whether [3] is alpha.
+def part_groups(spec: ImageSpec, ops: Sequence[Op], layers: LayerRule = DEFAULT_LAYERS) -> list[list[Group]]:
+    """The channel groups (channels.Group) the chain computes on in each part of the file `spec` describes.
 
-    Colour-only chains leave every other channel untouched (not even converted); spatial ops need all.
+    A part without R, G and B passes a colour op by untouched (a depth or ID part of a multi-part file); a file
+    with no such part at all is refused, as is a --layers name the file does not hold.
     """
-    if not ops:
-        return [], False
-    needs_color = any(isinstance(op, ColorOp) for op in ops)
-    if needs_color and not all(c in channels for c in COLOR_CHANNELS):
-        raise UsageError(f"colour operations need R, G and B channels; this image has {', '.join(channels)}")
-    alpha = "A" in channels
-    if any(isinstance(op, ImageOp) for op in ops):
-        lead = [*COLOR_CHANNELS, "A"] if needs_color and alpha else list(COLOR_CHANNELS) if needs_color else []
-        return lead + [c for c in channels if c not in lead], needs_color and alpha
-    wants_alpha = alpha and any(isinstance(op, ColorOp) and op.touches_alpha() for op in ops)
-    return [*COLOR_CHANNELS, "A"] if wants_alpha else list(COLOR_CHANNELS), wants_alpha
+    parts = spec.all_parts()
+    check_named_layers([(p.channels, p.meta.header) for p in parts], layers)
+    found = [channel_groups(p.channels, ops, colour_layers(p.channels, p.meta.header, layers)) for p in parts]
+    if any(isinstance(op, ColorOp) for op in ops) and not any(g.colour for groups in found for g in groups):
+        raise UsageError(f"colour operations need R, G and B channels; this image has {', '.join(spec.channels)}")
+    return found
+
+
+def working_channels(spec: ImageSpec, ops: Sequence[Op], layers: LayerRule = DEFAULT_LAYERS) -> list[str]:
+    """Every channel the chain computes on in the first part, in kernel order."""
+    return [name for group in part_groups(spec, ops, layers)[0] for name in group.names]
 
 
 def output_types(image: Image, out_type: str, out_format: str) -> dict[str, str]:
@@ -312,6 +332,25 @@ def compute(
     return [plane if half_out else from_float32(plane, types[name]) for plane, name in zip(planes, names, strict=True)]
 
 
+def compute_groups(
+    backend: Backend,
+    image: Image,
+    groups: Sequence[Group],
+    ops: Sequence[Op],
+    types: dict[str, str],
+    *,
+    fresh: bool = False,
+    floats: dict[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """compute() for each channel group of one part (its colour layers, the rest): name -> output plane."""
+    out: dict[str, np.ndarray] = {}
+    for group in groups:
+        planes = compute(backend, image, group.names, group.ops(ops), group.has_alpha, types, fresh=fresh,
+                         floats=floats)
+        out.update(zip(group.names, planes, strict=True))
+    return out
+
+
 def warm_up(backend: Backend, ops: Sequence[Op], channels: int, has_alpha: bool, half_input: bool) -> None:
     """Run the chain once on a 2x2 image of the element type the job will see: kernels load from the cache
     (or compile), pipelines build and tables upload before the real pixels arrive."""
@@ -364,19 +403,53 @@ def execute(
     backend: Backend,
     *,
     out_type: str = "same",
+    layers: LayerRule = DEFAULT_LAYERS,
 ) -> Result:
-    """Single-pass execution: the whole image in memory."""
+    """Single-pass execution: the whole file in memory, every part of it through the chain."""
     ops = [op for op in ops if not op.is_identity()]
     t0 = time.perf_counter()
-    stored = source.pixel_types()
-    names, has_alpha = working_channels(list(stored), ops)
-    image = read_while_preparing(source, backend, ops, len(names), has_alpha, half_only(stored, names))
+    spec = source.spec()
+    groups = part_groups(spec, ops, layers)
+    lead = groups[0][0] if groups[0] else Group((), False, True)
+    half = half_only(spec.meta.pixel_types, lead.names)
+    image = read_while_preparing(source, backend, lead.ops(ops), len(lead.names), lead.has_alpha, half)
     t1 = time.perf_counter()
-    types = output_types(image, out_type, sink.format)
-    floats: dict[str, np.ndarray] = {}
-    computed = compute(backend, image, names, ops, has_alpha, types, fresh=source.fresh, floats=floats) if names else []
-    out = dict(zip(names, computed, strict=True))
+    size = (image.width, image.height)
+    first, *others = [
+        process_part(backend, part, ops_for_part(ops, size, (part.width, part.height)), part_groups_, out_type,
+                     sink.format, fresh=source.fresh)
+        for part, part_groups_ in zip(image.all_parts(), groups, strict=True)
+    ]
+    first.parts = others
     t2 = time.perf_counter()
+    sink.write(first)
+    t3 = time.perf_counter()
+    return Result(
+        backend=backend.name,
+        width=image.width,
+        height=image.height,
+        out_width=first.width,
+        out_height=first.height,
+        channels=[name for group in groups[0] for name in group.names],
+        seconds={"read": t1 - t0, "compute": t2 - t1, "write": t3 - t2, "total": t3 - t0},
+    )
+
+
+def process_part(
+    backend: Backend,
+    image: Image,
+    ops: Sequence[Op],
+    groups: Sequence[Group],
+    out_type: str,
+    out_format: str,
+    *,
+    fresh: bool = False,
+) -> Image:
+    """One part through the chain: its groups computed, the other channels passed through (converted only
+    where the output's pixel type differs), windows moved as the chain's image ops say."""
+    types = output_types(image, out_type, out_format)
+    floats: dict[str, np.ndarray] = {}
+    out = compute_groups(backend, image, groups, ops, types, fresh=fresh, floats=floats)
     planes: dict[str, np.ndarray] = {}
     for name, plane in image.planes.items():
         if name in out:
@@ -386,16 +459,11 @@ def execute(
             planes[name] = from_float32(floats[name], types[name])
         else:
             planes[name] = plane
-    _warn_once(integer_output_note(image, types, floats, ops, sink.format))
-    height, width = next(iter(out.values())).shape if out else (image.height, image.width)
-    sink.write(Image(width, height, planes, output_meta(image.meta, ops, image.width, image.height, types)))
-    t3 = time.perf_counter()
-    return Result(
-        backend=backend.name,
-        width=image.width,
-        height=image.height,
-        out_width=width,
-        out_height=height,
-        channels=list(names),
-        seconds={"read": t1 - t0, "compute": t2 - t1, "write": t3 - t2, "total": t3 - t0},
-    )
+    _warn_once(integer_output_note(image, types, floats, ops, out_format))
+    computed = [group.ops(ops) for group in groups]
+    chain = max(computed, key=len) if computed else []
+    width, height = image.width, image.height
+    for op in chain:
+        if isinstance(op, ImageOp):
+            width, height = op.out_size(width, height)
+    return Image(width, height, planes, output_meta(image.meta, chain, image.width, image.height, types))

@@ -34,20 +34,30 @@ class ImageMeta:
     compression: str | None = None
     header: dict[str, Any] = field(default_factory=dict)
     windows: tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None = None
+    levels: str = "one"  # "one", or "mipmap"/"ripmap": the file holds reduced-resolution levels of these pixels
 
 
 @dataclass
 class Image:
-    """Channel planes, each (height, width); integer formats keep their integer dtype until processed."""
+    """Channel planes, each (height, width); integer formats keep their integer dtype until processed.
+
+    `parts`: the file's other parts (EXR subimages), in file order, each an Image of its own with its own windows,
+    channels, pixel types, compression and attributes; this image is the first part. Empty for a one-part file.
+    """
 
     width: int
     height: int
     planes: dict[str, np.ndarray]
     meta: ImageMeta
+    parts: list[Image] = field(default_factory=list)
 
     @property
     def channels(self) -> list[str]:
         return list(self.planes)
+
+    def all_parts(self) -> list[Image]:
+        """This part and the file's others, in file order."""
+        return [self, *self.parts]
 
 
 def to_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:

@@ -17,17 +17,30 @@ _MAX_TEXT = 200
 
 
 def describe(path: str | Path) -> dict[str, Any]:
-    """Everything but the pixels: size, channels and pixel types, codec, tiling, windows, attributes."""
+    """Everything but the pixels: size, channels and pixel types, codec, tiling, windows, attributes.
+
+    The top-level fields describe the first part; an EXR also lists every part (the first included) in
+    "parts", each with its index, name, view and the same fields.
+    """
     from oxi_cli.io import read_spec
 
     path = Path(path)
     spec = read_spec(path)
+    info: dict[str, Any] = {"path": str(path), "format": spec.meta.format, "file_bytes": path.stat().st_size}
+    info.update(_describe_part(spec))
+    if spec.meta.format == "exr":
+        info["parts"] = [
+            {"index": i, "name": part.meta.header.get("name"), "view": part.meta.header.get("view"),
+             **_describe_part(part)}
+            for i, part in enumerate(spec.all_parts())
+        ]
+    return info
+
+
+def _describe_part(spec: Any) -> dict[str, Any]:
     meta = spec.meta
     header = meta.header
     info: dict[str, Any] = {
-        "path": str(path),
-        "format": meta.format,
-        "file_bytes": path.stat().st_size,
         "width": spec.width,
         "height": spec.height,
         "channels": [{"name": n, "type": meta.pixel_types[n]} for n in spec.channels],
@@ -40,7 +53,6 @@ def describe(path: str | Path) -> dict[str, Any]:
         info["data_window"] = _box(header.get("dataWindow"))
         info["display_window"] = _box(header.get("displayWindow"))
         info["pixel_aspect"] = _jsonable(header.get("pixelAspectRatio", 1.0))
-        info["parts"] = _exr_parts(path)
     attributes = {k: _jsonable(v) for k, v in sorted(header.items()) if k not in _STRUCTURAL}
     info["attributes"] = attributes
     info["colour"] = colour_attributes(attributes)
@@ -68,12 +80,6 @@ def colour_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
             if all(abs(float(a) - b) < 5e-4 for a, b in zip(chroma, ref, strict=True)):
                 found["primaries"] = name
     return found
-
-
-def _exr_parts(path: Path) -> int:
-    from oxi_cli.io.exr import check_layout
-
-    return len(check_layout(path).parts)  # read_spec already checked the file: this only counts
 
 
 def _tiles(tiles: Any) -> dict[str, Any]:
@@ -166,26 +172,29 @@ class ChannelStats:
         }
 
 
-def channel_stats(path: str | Path, band_rows: int | None = None) -> dict[str, dict[str, Any]]:
-    """Per-channel statistics. EXR is read in bands of rows (about 64 MB of float32 each) through
-    OpenEXR's band reads, so memory stays flat for any image size; other formats are decoded whole.
-    Integer channels are reported as oxi processes them (uint8/uint16 mapped to 0..1).
+def channel_stats(path: str | Path, band_rows: int | None = None) -> list[dict[str, dict[str, Any]]]:
+    """Per-channel statistics of every part (one dict per part, in file order). A one-part EXR is read in bands
+    of rows (about 64 MB of float32 each) through OpenEXR's band reads, so memory stays flat for any image size;
+    multi-part EXRs and other formats are decoded whole. Integer channels are reported as oxi processes them
+    (uint8/uint16 mapped to 0..1).
     """
-    from oxi_cli.io import format_for, read_spec
+    from oxi_cli.image import to_float32
+    from oxi_cli.io import format_for, read_image, read_spec
 
     path = Path(path)
     spec = read_spec(path)  # the one-line errors for missing, truncated or unsupported files
-    stats = {name: ChannelStats() for name in spec.channels}
-    if format_for(path) == "exr":
+    if format_for(path) == "exr" and not spec.parts:
+        stats = {name: ChannelStats() for name in spec.channels}
         _exr_bands(path, spec.channels, spec.meta.pixel_types, stats, band_rows)
-    else:
-        from oxi_cli.image import to_float32
-        from oxi_cli.io import read_image
-
-        image = read_image(path)
-        for name, plane in image.planes.items():
-            stats[name].add(to_float32(plane, image.meta.pixel_types[name]))
-    return {name: s.as_json() for name, s in stats.items()}
+        return [{name: s.as_json() for name, s in stats.items()}]
+    found = []
+    for part in read_image(path).all_parts():
+        stats = {name: ChannelStats() for name in part.planes}
+        for name, plane in part.planes.items():
+            kind = part.meta.pixel_types[name]
+            stats[name].add(plane.astype(np.float64) if kind == "uint32" else to_float32(plane, kind))
+        found.append({name: s.as_json() for name, s in stats.items()})
+    return found
 
 
 def _exr_bands(

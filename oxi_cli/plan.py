@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits
+from oxi_cli.channels import EVERYTHING, Selection
 from oxi_cli.errors import UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import AxisStep, ColorOp, ImageOp, Op
+from oxi_cli.ops.base import ops_for_part
 
 STRATEGIES = ("auto", "single", "tiled", "streaming")
 # Half of what the kernel calls available: the rest stays for the page cache that EXR reads and writes go
@@ -274,6 +276,7 @@ class _Job:
     runtime: int
     overhead: int
     tables: int
+    other_parts: int = 0  # bytes the file's other parts hold in and out (they are processed in the same pass)
 
     def cost(self, rows: AxisSpans, cols: AxisSpans, strategy: str) -> _Cost:
         """Peak RAM and device bytes for the largest band or tile of this partition."""
@@ -298,7 +301,7 @@ class _Job:
         # one computed band queued and two encoding (it starts on a band before the last is written); single
         # and tiled hold the whole input and output planes and one tile's work.
         streaming = strategy == "streaming"
-        ram = 4 * in_io + host_work + 3 * out_io if streaming else whole_in + whole_out + host_work
+        ram = 4 * in_io + host_work + 3 * out_io if streaming else whole_in + whole_out + host_work + self.other_parts
         dims = max([*r, *c])
         return _Cost(ram, device, f32 * max(stage_px), dims, r[0], c[0])
 
@@ -319,6 +322,38 @@ class _Job:
         steps, size, out = (self.rows, self.spec.height, self.out_size[1]) if axis == 0 else (
             self.cols, self.spec.width, self.out_size[0])
         return axis_spans(steps, size, *segments(out, piece))
+
+
+def _other_parts_bytes(spec: ImageSpec, ops: Sequence[Op], out_type: str, out_format: str) -> int:
+    """What the file's parts after the first hold decoded, computed and written (one pass holds them all)."""
+    from oxi_cli.execute import output_types
+
+    total = 0
+    for part in spec.parts:
+        out_w, out_h = part.width, part.height
+        for op in ops_for_part(ops, (spec.width, spec.height), (part.width, part.height)):
+            if isinstance(op, ImageOp):
+                out_w, out_h = op.out_size(out_w, out_h)
+        types = output_types(Image(part.width, part.height, {}, part.meta), out_type, out_format)
+        stored = part.width * part.height * _bytes_per_pixel(part.meta.pixel_types)
+        written = out_w * out_h * _bytes_per_pixel(types)
+        work = 4 * len(part.channels) * (part.width * part.height + out_w * out_h)
+        total += stored + written + work
+    return total
+
+
+def refuse_levels(spec: ImageSpec, top_level_only: bool = False) -> None:
+    """A mip- or rip-mapped input would come out with its top level alone: refuse, unless asked for just that,
+    rather than drop the other levels unsaid."""
+    if top_level_only:
+        return
+    for i, part in enumerate(spec.all_parts()):
+        if part.meta.levels != "one":
+            where = f"part {i} of the input" if spec.parts else "the input"
+            raise UsageError(
+                f"{where} is {part.meta.levels[:3]}-mapped and oxi writes one level: pass --mip-level 0 to process "
+                "the top level alone into a one-level file (rebuild the levels with `maketx` or `oiiotool --mipmap`)"
+            )
 
 
 def _bytes_per_pixel(types: dict[str, str]) -> int:
@@ -368,6 +403,7 @@ def make_plan(
     out_type: str = "same",
     whole_only: str | None = None,
     runtime: int | None = None,
+    selection: Selection = EVERYTHING,
 ) -> Plan:
     """Pick (or check a forced) strategy for running `ops` on the image `spec` describes.
 
@@ -385,12 +421,17 @@ def make_plan(
     elif force not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {force!r}")
     ops = tuple(op for op in ops if not op.is_identity())
-    names, _ = working_channels(spec.channels, ops)
+    refuse_levels(spec, selection.mip_level == 0)
+    names = working_channels(spec, ops, selection.layers)
     out_w, out_h = spec.width, spec.height
     for op in ops:
         if isinstance(op, ImageOp):
             out_w, out_h = op.out_size(out_w, out_h)
     types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
+    if spec.parts:
+        whole_only = one_pass = f"a multi-part file ({len(spec.all_parts())} parts) is processed in one pass"
+    else:
+        one_pass = None
     if whole_only is None and spec.meta.format != "exr":
         whole_only = f"{spec.meta.format.upper()} input can only be read whole"
     if whole_only is None and out_format != "exr":
@@ -412,17 +453,19 @@ def make_plan(
         runtime=runtime if runtime is not None else runtime_bytes(limits),
         overhead=limits.host_overhead,
         tables=_table_bytes(ops),
+        other_parts=_other_parts_bytes(spec, ops, out_type, out_format),
     )
-    planner = _Planner(job, whole_only)
+    planner = _Planner(job, whole_only, one_pass)
     if force is not None:
         return planner.forced(force)
     return planner.auto()
 
 
 class _Planner:
-    def __init__(self, job: _Job, whole_only: str | None) -> None:
+    def __init__(self, job: _Job, whole_only: str | None, one_pass: str | None = None) -> None:
         self.job = job
         self.whole_only = whole_only
+        self.one_pass = one_pass  # why the file cannot be split into tiles or bands at all
         self.notes = _region_notes(job.spec)
 
     def _plan(self, strategy: str, rows: AxisSpans, cols: AxisSpans, reason: str, notes: tuple = ()) -> Plan:
@@ -541,6 +584,10 @@ class _Planner:
 
     def auto(self) -> Plan:
         single = self.single()
+        if self.one_pass is not None:
+            why = f"the whole file fits: {self._numbers(single)}" if single.fits else (
+                f"a single pass {self._numbers(single)}; {self.one_pass}, so it cannot be split: over budget")
+            return self._with(single, why)
         if single.fits:
             overlapped = self._overlapped()
             if overlapped is not None:
@@ -567,6 +614,8 @@ class _Planner:
 
     def forced(self, strategy: str) -> Plan:
         flag = f"--strategy {strategy}"
+        if strategy != "single" and self.one_pass is not None:
+            raise UsageError(f"{flag} cannot run: {self.one_pass}; use --strategy single or auto (or --part)")
         if strategy == "single":
             plan = self.single()
             if not plan.fits:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from oxi_cli.backends.base import Backend
+from oxi_cli.channels import DEFAULT_LAYERS, EVERYTHING, Group, LayerRule, Selection, select_part
 from oxi_cli.errors import OxiError, ProcessingError, UsageError
 from oxi_cli.execute import (
     FileSink,
@@ -21,14 +22,14 @@ from oxi_cli.execute import (
     MemorySink,
     MemorySource,
     Result,
-    compute,
+    compute_groups,
     execute,
     half_only,
     output_meta,
     output_types,
-    read_while_preparing,
+    part_groups,
+    spec_of,
     start_warm_up,
-    working_channels,
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec, one_line
@@ -101,6 +102,7 @@ def plan_for_files(
     memory_limit: str | int | None = None,
     vram_limit: str | int | None = None,
     out_type: str = "same",
+    selection: Selection = EVERYTHING,
 ) -> Plan:
     """The plan for `oxi ... IN OUT` with --strategy, --memory-limit and --vram-limit (sizes like 512M)."""
     from oxi_cli.io import format_for, read_spec
@@ -111,7 +113,7 @@ def plan_for_files(
         out_format = format_for(dest_path)
     except OxiError as e:  # for an output, a wrong extension is a usage mistake
         raise UsageError(str(e)) from None
-    spec = read_spec(source_path)
+    spec = select_part(read_spec(source_path), selection.part, source_path)
     blocker = region_blocker(source_path) if spec.meta.format == "exr" else None
     return make_plan(
         spec,
@@ -123,6 +125,7 @@ def plan_for_files(
         out_format=out_format,
         out_type=out_type,
         whole_only=blocker,
+        selection=selection,
     )
 
 
@@ -238,18 +241,25 @@ def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[
 
 @dataclass
 class _JobChain:
-    """One job's chain with what every band needs: working channels, output types, a prepare thread."""
+    """One job's chain with what every band needs: channel groups, output types, a prepare thread."""
 
     ops: list[Op]
-    names: list[str]
-    has_alpha: bool
+    groups: list[Group]  # the channel groups computed (channels.Group), the colour layers' first
     types: dict[str, str]
     backend: Backend
-    half_input: bool  # every working channel is stored as half
+    half_input: bool  # every channel of the first group is stored as half
+
+    @property
+    def names(self) -> list[str]:
+        """Every channel the chain computes on, in kernel order."""
+        return [name for group in self.groups for name in group.names]
 
     def start_prepare(self) -> Callable[[], None]:
         """Load the kernels on a worker thread (as a single pass does while decoding); returns a waiter."""
-        return start_warm_up(self.backend, self.ops, len(self.names), self.has_alpha, self.half_input)
+        if not self.groups:
+            return start_warm_up(self.backend, [], 0, False, self.half_input)
+        lead = self.groups[0]
+        return start_warm_up(self.backend, lead.ops(self.ops), len(lead.names), lead.has_alpha, self.half_input)
 
     def local_ops(self, rows: AxisSpans, i: int, cols: AxisSpans, j: int) -> list[Op]:
         """The chain for band/tile (i, j): each image op computes that piece's range as the whole-image op
@@ -271,22 +281,23 @@ class _JobChain:
     ) -> dict[str, np.ndarray]:
         """Run `ops` on one band or tile; keep rows/cols [start, stop) of its result, in output types.
         `fresh`: nothing else holds the region's planes, so the backend may compute in them."""
-        out: dict[str, np.ndarray] = {}
-        if self.names:
-            # The single pass's own path (half pixels travel as half when the files are half).
-            result = compute(self.backend, region, self.names, ops, self.has_alpha, self.types, fresh=fresh)
-            for name, plane in zip(self.names, result, strict=True):
-                out[name] = plane[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]]
+        # The single pass's own path (half pixels travel as half when the files are half).
+        result = compute_groups(self.backend, region, self.groups, ops, self.types, fresh=fresh)
+        out = {name: plane[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]] for name, plane in result.items()}
         rest = {name: p for name, p in region.planes.items() if name not in out}
         out.update(_convert(rest, self.types, region.meta.pixel_types))
         return out
 
 
-def _chain(ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str) -> _JobChain:
+def _chain(
+    ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str,
+    layers: LayerRule = DEFAULT_LAYERS,
+) -> _JobChain:
     ops = [op for op in ops if not op.is_identity()]
-    names, has_alpha = working_channels(spec.channels, ops)
+    groups = part_groups(spec, ops, layers)[0]
     types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
-    return _JobChain(ops, names, has_alpha, types, backend, half_only(spec.meta.pixel_types, names))
+    lead = groups[0].names if groups else ()
+    return _JobChain(ops, groups, types, backend, half_only(spec.meta.pixel_types, lead))
 
 
 def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, AxisSpans]:
@@ -401,16 +412,17 @@ def run_in_memory(
     out_type: str = "same",
     out_format: str = "exr",
     progress: Progress | None = None,
+    layers: LayerRule = DEFAULT_LAYERS,
 ) -> Image:
     """Run `plan` on an Image already in memory (bands come from and go to memory): the planner's maths
     without files, for tests and for callers that hold pixels."""
-    spec = ImageSpec(image.width, image.height, image.channels, image.meta)
+    spec = spec_of(image)
     if plan.strategy == "single":
         sink = MemorySink(out_format)
-        execute(ops, MemorySource(image), sink, backend, out_type=out_type)
+        execute(ops, MemorySource(image), sink, backend, out_type=out_type, layers=layers)
         assert sink.image is not None
         return sink.image
-    chain = _chain(ops, spec, backend, out_type, out_format)
+    chain = _chain(ops, spec, backend, out_type, out_format, layers)
     rows, cols = _spans(chain.ops, spec, plan)
     if plan.strategy == "tiled":
         wait = chain.start_prepare()
@@ -434,12 +446,13 @@ def execute_planned(
     compression: str | None = None,
     in_place: bool = False,
     progress: Progress | None = None,
+    selection: Selection = EVERYTHING,
 ) -> Result:
     """Run `ops` from `source_path` to `dest_path` as `plan` says; the same Result as execute.execute().
 
     `progress(done_rows, total_rows)` is called as output rows complete (from a worker thread when
     streaming). The output is written atomically in every strategy and never replaces the input unless
-    `in_place`.
+    `in_place`. `selection`: the part and layers to process (every part, the default layers).
     """
     source_path, dest_path = Path(source_path), Path(dest_path)
     sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place)
@@ -447,31 +460,34 @@ def execute_planned(
     if plan.strategy == "single":
         if progress is not None:
             progress(0, plan.out_height)
-        result = execute(ops, FileSource(source_path), sink, backend, out_type=out_type)
+        source = FileSource(source_path, selection.part)
+        result = execute(ops, source, sink, backend, out_type=out_type, layers=selection.layers)
         if progress is not None:
             progress(result.out_height, result.out_height)
         return result
     if plan.strategy == "tiled":
-        return replace(_execute_tiled(ops, source_path, sink, backend, plan, out_type, progress), strategy="tiled")
+        result = _execute_tiled(ops, source_path, sink, backend, plan, out_type, progress, selection)
+        return replace(result, strategy="tiled")
     if plan.strategy == "streaming":
-        result = _execute_streaming(ops, source_path, sink, backend, plan, out_type, progress)
+        result = _execute_streaming(ops, source_path, sink, backend, plan, out_type, progress, selection.layers)
         return replace(result, strategy="streaming")
     raise UsageError(f"unknown strategy {plan.strategy!r}; use single, tiled or streaming")
 
 
 def _execute_tiled(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
-    progress: Progress | None,
+    progress: Progress | None, selection: Selection,
 ) -> Result:
-    from oxi_cli.io import read_spec
-
     t0 = time.perf_counter()
-    spec = read_spec(source_path)
-    chain = _chain(ops, spec, backend, out_type, sink.format)
+    source = FileSource(source_path, selection.part)
+    spec = source.spec()
+    chain = _chain(ops, spec, backend, out_type, sink.format, selection.layers)
     rows, cols = _spans(chain.ops, spec, plan)
-    image = read_while_preparing(
-        FileSource(source_path), backend, chain.ops, len(chain.names), chain.has_alpha, chain.half_input
-    )
+    wait = chain.start_prepare()
+    try:
+        image = source.read()
+    finally:
+        wait()
     t1 = time.perf_counter()
     out = run_tiled(chain, image, rows, cols, progress)
     t2 = time.perf_counter()
@@ -513,7 +529,7 @@ def _band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name:
 
 def _execute_streaming(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
-    progress: Progress | None,
+    progress: Progress | None, layers: LayerRule,
 ) -> Result:
     from oxi_cli.io.atomic import atomic_output
     from oxi_cli.io.exr_stream import band_header
@@ -523,7 +539,7 @@ def _execute_streaming(
     t0 = time.perf_counter()
     with _band_reader(source_path) as reader:
         spec = reader.spec
-        chain = _chain(ops, spec, backend, out_type, "exr")
+        chain = _chain(ops, spec, backend, out_type, "exr", layers)
         rows, cols = _spans(chain.ops, spec, plan)
         out_w, out_h = _out_size(chain.ops, spec.width, spec.height)
         meta = output_meta(spec.meta, chain.ops, spec.width, spec.height, chain.types)

@@ -20,6 +20,7 @@ LAYERS = {
     "oxi_cli.execute": 3,
     "oxi_cli.stream": 3,
     "oxi_cli.info": 3,
+    "oxi_cli.channels": 2,
     "oxi_cli.backends": 2,
     "oxi_cli.io": 2,
     "oxi_cli.formats": 2,

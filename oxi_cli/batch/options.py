@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from oxi_cli.channels import LayerRule, Selection
 from oxi_cli.errors import UsageError
 from oxi_cli.limits import MAX_JOBS, THREADS_PER_CORE, max_threads
 
@@ -33,6 +34,9 @@ class BatchOptions:
     out_type: str | None = None
     compression: str | None = None
     in_place: bool = False
+    part: str | None = None
+    layers: str | None = None
+    mip_level: int | None = None
     debug: bool = False
 
     def apply_settings(self, settings: dict[str, object]) -> None:
@@ -43,6 +47,10 @@ class BatchOptions:
             if getattr(self, key) is None:
                 setattr(self, key, str(value) if key == "memory_budget" else value)
 
+    def selection(self) -> Selection:
+        """The part, layers and level each file is processed with (channels.Selection)."""
+        return Selection(self.part, LayerRule.parse(self.layers), self.mip_level)
+
     def check(self) -> None:
         """Ranges every source of a value (flag, recipe, default) must respect; one UsageError line each."""
         top = max_threads()
@@ -50,5 +58,8 @@ class BatchOptions:
             raise UsageError(f"--threads must be 1..{top} ({THREADS_PER_CORE} per CPU core), got {self.threads}")
         if self.jobs is not None and not 1 <= self.jobs <= MAX_JOBS:
             raise UsageError(f"--jobs must be 1..{MAX_JOBS}, got {self.jobs}")
+        if self.mip_level not in (None, 0):
+            raise UsageError(f"--mip-level takes 0 (the top level, the only level oxi reads), got {self.mip_level}")
+        self.selection()  # --layers' spelling
         if self.device is not None and self.device < 0:
             raise UsageError(f"--device takes an adapter index from `oxi probe` (0, 1, ...), got {self.device}")

@@ -71,6 +71,7 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress)
         compression=opts.compression,
         in_place=opts.in_place,
         progress=progress,
+        selection=opts.selection(),
     )
 
 
@@ -393,6 +394,7 @@ class Batch:
                 memory_limit=self.budget,
                 vram_limit=self.opts.vram_limit,
                 out_type=self.opts.out_type or "same",
+                selection=self.opts.selection(),
             )
 
         if all(op.is_identity() for op in job.ops):

@@ -12,11 +12,13 @@ from typing import Annotated, Any
 import typer
 
 from oxi_cli.batch.options import BatchOptions
+from oxi_cli.channels import LAYERS_HELP
 from oxi_cli.errors import OxiError
 
 BATCH = "Inputs, outputs and batches"
 COMPUTE = "Compute and output format"
 MESSAGES = "Messages and reports"
+PARTS = "Parts, views and layers"
 
 PathsArg = Annotated[
     list[str],
@@ -176,6 +178,30 @@ CompressionOpt = Annotated[
 InPlaceOpt = Annotated[
     bool, typer.Option("--in-place", help="Allow an output to replace its input.", rich_help_panel=COMPUTE)
 ]
+PartOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--part",
+        help="Process one part of a multi-part EXR (its name or 0-based index, as `oxi info` lists them) and write "
+        "it alone, as oiiotool's --subimage. Default: every part.",
+        rich_help_panel=PARTS,
+        show_default=False,
+    ),
+]
+LayersOpt = Annotated[
+    str | None,
+    typer.Option("--layers", help=LAYERS_HELP, rich_help_panel=PARTS, show_default=False),
+]
+MipLevelOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--mip-level",
+        help="0: process a mip- or rip-mapped texture's top level alone into a one-level file (without it such "
+        "files are refused: the smaller levels would be lost).",
+        rich_help_panel=PARTS,
+        show_default=False,
+    ),
+]
 DebugOpt = Annotated[
     bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=MESSAGES)
 ]
@@ -202,6 +228,9 @@ JOB_OPTIONS: dict[str, Any] = {
     "out_type": OutTypeOpt,
     "compression": CompressionOpt,
     "in_place": InPlaceOpt,
+    "part": PartOpt,
+    "layers": LayersOpt,
+    "mip_level": MipLevelOpt,
     "debug": DebugOpt,
 }
 

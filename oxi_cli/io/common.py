@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,11 @@ class ImageSpec:
     height: int
     channels: list[str]
     meta: ImageMeta
+    parts: list[ImageSpec] = field(default_factory=list)  # the file's other parts, as Image.parts
+
+    def all_parts(self) -> list[ImageSpec]:
+        """This part and the file's others, in file order."""
+        return [self, *self.parts]
 
 
 def format_for(path: str | Path) -> str:

@@ -43,11 +43,8 @@ _NAME_OF = {code: name for name, code in COMPRESSIONS.items()}
 DEFAULT_COMPRESSION = "zip"
 EXR_TYPES = ("half", "float", "uint32")
 _MULTIPART_FLAG = 0x1000  # bit 12 of the version field
-# Parts after the first ride along in ImageMeta.header under this key, as a list of
-# {"name", "header", "planes"} dicts; the writer puts them back untouched. Never an EXR attribute.
-EXTRA_PARTS_KEY = "oxi:extraParts"
 # Header entries that describe the pixels rather than the picture: rebuilt from the planes on write.
-_DERIVED = ("channels", "chunkCount", EXTRA_PARTS_KEY)
+_DERIVED = ("channels", "chunkCount")
 
 
 def set_threads(n: int) -> None:
@@ -145,10 +142,11 @@ def _clean_header(header: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in dict(header).items() if k not in _DERIVED}
 
 
-def _meta(header: dict[str, Any], pixel_types: dict[str, str]) -> ImageMeta:
+def _meta(header: dict[str, Any], pixel_types: dict[str, str], levels: str = "one") -> ImageMeta:
     compression = _NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION)
     return ImageMeta(
-        format="exr", pixel_types=pixel_types, compression=compression, header=header, windows=_windows_of(header)
+        format="exr", pixel_types=pixel_types, compression=compression, header=header, windows=_windows_of(header),
+        levels=levels,
     )
 
 
@@ -169,34 +167,36 @@ def _window_size(header: dict[str, Any]) -> tuple[int, int]:
 
 
 def read(path: Path) -> Image:
-    """Decode the first part's pixels; later parts are carried in meta.header[EXTRA_PARTS_KEY]."""
-    f, _ = _open(path, header_only=False)
-    parts = f.parts
-    first = parts[0]
-    header = _clean_header(first.header)
-    channels = first.channels
+    """Decode every part's pixels: the first part, holding the others in Image.parts."""
+    f, layout = _open(path, header_only=False)
+    first, *others = [_part_image(part, checked) for part, checked in zip(f.parts, layout.parts, strict=True)]
+    first.parts = others
+    return first
+
+
+def _part_image(part: Any, checked: Any) -> Image:
+    header = _clean_header(part.header)
+    channels = part.channels
     planes = {name: channels[name].pixels for name in ordered_channels(list(channels))}
-    if len(parts) > 1:
-        header[EXTRA_PARTS_KEY] = [
-            {
-                "name": p.name(),
-                "header": _clean_header(p.header),
-                "planes": {name: ch.pixels for name, ch in p.channels.items()},
-            }
-            for p in parts[1:]
-        ]
     width, height = _window_size(header)
-    return Image(width, height, planes, _meta(header, {name: pixel_type_of(p) for name, p in planes.items()}))
+    types = {name: pixel_type_of(p) for name, p in planes.items()}
+    return Image(width, height, planes, _meta(header, types, checked.level_mode))
 
 
 def read_spec(path: Path) -> ImageSpec:
-    """Size, channels and header of the first part, reading only the header."""
+    """Size, channels and header of every part (the first, holding the others), reading only the headers."""
     f, layout = _open(path, header_only=True)
-    header = _clean_header(f.parts[0].header)
-    types = {name: channel.type for name, channel in layout.parts[0].channels.items()}
+    first, *others = [_part_spec(part, checked) for part, checked in zip(f.parts, layout.parts, strict=True)]
+    first.parts = others
+    return first
+
+
+def _part_spec(part: Any, checked: Any) -> ImageSpec:
+    header = _clean_header(part.header)
+    types = {name: channel.type for name, channel in checked.channels.items()}
     names = ordered_channels(list(types))
     width, height = _window_size(header)
-    return ImageSpec(width, height, names, _meta(header, {name: types[name] for name in names}))
+    return ImageSpec(width, height, names, _meta(header, {name: types[name] for name in names}, checked.level_mode))
 
 
 # --- writing ---------------------------------------------------------------------------------------
@@ -262,38 +262,48 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     return header
 
 
-def prepared(image: Image, compression: str | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray], list]:
-    """What an EXR of `image` holds, written like the file it came from: the first part's header and planes
-    (checked) and the parts after it."""
-    if not image.planes:
-        raise UsageError("the image has no channels to write")
-    meta = image.meta
-    source = meta.header if meta.format == "exr" else {}
-    header = output_header(meta, image.width, image.height, compression)
-    planes = _planes_for_exr(image)
-    for name, plane in planes.items():
-        if plane.shape != (image.height, image.width):
-            raise UsageError(f"channel {name} is {plane.shape[1]}x{plane.shape[0]}, not {image.width}x{image.height}")
-    return header, planes, source.get(EXTRA_PARTS_KEY) or []
+def prepared(image: Image, compression: str | None = None) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """What an EXR of `image` holds, written like the file it came from: each part's header and planes, checked.
+
+    Every part takes the first part's display window: OpenEXR refuses a file whose parts' display windows differ.
+    """
+    written = []
+    for part in image.all_parts():
+        if not part.planes:
+            raise UsageError("the image has no channels to write")
+        header = output_header(part.meta, part.width, part.height, compression)
+        if written:
+            header["displayWindow"] = written[0][0]["displayWindow"]
+        planes = _planes_for_exr(part)
+        for name, plane in planes.items():
+            if plane.shape != (part.height, part.width):
+                raise UsageError(
+                    f"channel {name} is {plane.shape[1]}x{plane.shape[0]}, not {part.width}x{part.height}"
+                )
+        written.append((header, planes))
+    return written
 
 
-def write_parts(header: dict[str, Any], planes: dict[str, np.ndarray], extra: list, path: Path) -> None:
+def write_parts(parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]], path: Path) -> None:
     """Write prepared() parts at `path` (the caller's temporary) through OpenEXR's whole-file writer."""
     error: BaseException | None = None
     with native_messages() as lines:
         try:
-            if extra:
-                # displayWindow is shared by every part (OpenEXR refuses files where they differ).
+            if len(parts) > 1:
                 # Part() and File() replace the arrays in the dicts they get by Channel objects: give copies.
-                parts = [OpenEXR.Part(header, planes, header.get("name", "part0"))]
-                for p in extra:
-                    shared = {**p["header"], "displayWindow": header["displayWindow"]}
-                    parts.append(OpenEXR.Part(shared, dict(p["planes"]), p["name"]))
-                OpenEXR.File(parts).write(str(path))
+                named = zip(parts, _part_names(parts), strict=True)
+                written = [OpenEXR.Part(dict(header), dict(planes), name) for (header, planes), name in named]
+                OpenEXR.File(written).write(str(path))
             else:
+                header, planes = parts[0]
                 OpenEXR.File(header, planes).write(str(path))
         except Exception as e:
             error = e
     if error is not None:
         # write_image() turns this into one ProcessingError line naming the output, not the temporary.
         raise RuntimeError(native_detail(lines, error)) from error
+
+
+def _part_names(parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]]) -> list[str]:
+    """Each part's name (a multi-part file needs one each, all different): its own, else part<index>."""
+    return [str(header.get("name") or f"part{i}") for i, (header, _) in enumerate(parts)]

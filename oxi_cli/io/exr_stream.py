@@ -343,14 +343,15 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
     """Write `image` as EXR at `path` (the caller's temporary), like the file it came from: a one-part NONE, ZIPS
     or ZIP scanline file through oxi's chunk writer (the same bytes as OpenEXR's whole-file writer, 10-25 %
     faster on the 2-core box: docs/BENCHMARKS.md, session 7), any other through OpenEXR's."""
-    header, planes, extra = exr.prepared(image, compression)
+    parts = exr.prepared(image, compression)
+    header, planes = parts[0]
     types = {name: pixel_type_of(plane) for name, plane in planes.items()}
     writer = None
-    if not extra:
+    if len(parts) == 1:
         with contextlib.suppress(ProcessingError):  # a header it cannot reproduce: OpenEXR writes (or refuses) it
             writer = chunk_writer(path, header, types, path, min_chunks=_CHUNKS_PER_BAND)
     if writer is None:
-        exr.write_parts(header, planes, extra, path)
+        exr.write_parts(parts, path)
         return
     step = writer.layout.lines * _CHUNKS_PER_BAND
     try:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from oxi_cli.errors import OpError
+from oxi_cli.errors import OpError, UsageError
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
@@ -127,6 +127,17 @@ class ImageOp:
         default both scale with the size, origins too, as oiiotool's --resize does; same size: unchanged."""
         return scaled_windows(data, display, *self.out_size(data[2], data[3]))
 
+    def for_part(self, first: tuple[int, int], size: tuple[int, int]) -> ImageOp:
+        """This op for another part of the same picture (a multi-part file), whose pixels are `size` where the
+        op was made for `first`'s: the parts must come out registered, under one display window. By default
+        an op that keeps the size is the same op; one that changes it says how in an override."""
+        if self.out_size(*first) == first:
+            return self
+        raise UsageError(
+            f"{self.name}: the file's parts hold pixels of different sizes ({first[0]}x{first[1]} and "
+            f"{size[0]}x{size[1]}), which this {self.name} cannot keep registered; process one with --part"
+        )
+
 
 def scaled_windows(data: Box, display: Box, width: int, height: int) -> tuple[Box, Box]:
     """Windows for `data`'s pixels resized to width x height: both scale by new/old data size, origins included
@@ -142,6 +153,20 @@ def scaled_windows(data: Box, display: Box, width: int, height: int) -> tuple[Bo
         max(1, _round(display[3] * sy)),
     )
     return new_data, new_display
+
+
+def ops_for_part(ops: Sequence[object], first: tuple[int, int], size: tuple[int, int]) -> list[object]:
+    """A chain made for the first part's `first`-sized pixels, for another part of `size` (ImageOp.for_part)."""
+    if size == first:
+        return list(ops)
+    found: list[object] = []
+    for op in ops:
+        if isinstance(op, ImageOp):
+            mine = op.for_part(first, size)
+            first, size = op.out_size(*first), mine.out_size(*size)
+            op = mine
+        found.append(op)
+    return found
 
 
 def chain_windows(ops: Iterable[object], data: Box, display: Box) -> tuple[Box, Box]:

@@ -86,6 +86,15 @@ class Resize(ImageOp):
         box_w, box_h, x, y = self.frame
         return (display[0] + x, display[1] + y, self.width, self.height), (display[0], display[1], box_w, box_h)
 
+    def for_part(self, first: tuple[int, int], size: tuple[int, int]) -> ImageOp:
+        """The same scale factors on another part's pixels, so every part keeps its place in the picture (a
+        placed --fit box has one position: another part's pixels have none there)."""
+        if self.frame is not None or self.rows is not None:
+            return super().for_part(first, size)
+        width = max(1, round(size[0] * self.width / first[0]))
+        height = max(1, round(size[1] * self.height / first[1]))
+        return replace(self, width=width, height=height)
+
     def weights(self, axis: int, src: int, dst: int) -> AxisWeights:
         """Taps and weights for axis 0 (rows) or 1 (columns) of a `src` -> `dst` pixel piece; every backend
         resizes with these."""
