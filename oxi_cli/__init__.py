@@ -39,6 +39,3 @@ def _guard_startup() -> None:
 
 if _is_command():
     _guard_startup()
-    from oxi_cli.bytecode import use_own_cache
-
-    use_own_cache()

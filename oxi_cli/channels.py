@@ -11,11 +11,6 @@ from oxi_cli.image import COLOR_CHANNELS
 from oxi_cli.ops import ColorOp, ImageOp, Op
 
 ALL = "all"
-LAYERS_HELP = (
-    "Layers colour ops grade, besides the picture's own R, G, B and every view's (right.R ...): "
-    "layer names, 'all' (every layer with R, G and B), '-NAME' to leave one out; e.g. --layers diffuse,specular "
-    "or --layers=all,-right. Other channels pass through untouched."
-)
 
 
 @dataclass(frozen=True)

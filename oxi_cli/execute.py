@@ -301,6 +301,11 @@ def integer_output_note(image: Image, types: dict[str, str], floats: dict[str, n
             f"FROM:DISPLAY:VIEW in `oxi run`, or `oxi colorspace` / `oxi display`")
 
 
+def reset_warnings() -> None:
+    """Forget which warnings were said (a long-lived process runs many commands, each warned once)."""
+    _warned.clear()
+
+
 def _warn_once(message: str | None) -> None:
     if message and message.split(":")[0] not in _warned:
         _warned.add(message.split(":")[0])

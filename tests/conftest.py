@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# The `oxi` commands tests run are their own processes unless a run asks for the service (`OXI_SERVER=on pytest`:
+# the same tests through it). A service left running by someone's shell must not decide which.
+os.environ.setdefault("OXI_SERVER", "off")
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,11 @@ import oxi_cli
 ROOT = Path(oxi_cli.__file__).parent
 # Longest prefix wins; a module may import its own layer's siblings only within its own package.
 LAYERS = {
+    "oxi_cli.service.client": 6,
+    "oxi_cli.service.server": 6,
+    "oxi_cli.service.worker": 6,
     "oxi_cli.cli": 5,
-    "oxi_cli.__main__": 5,
+    "oxi_cli.__main__": 6,
     "oxi_cli.recipe": 4,
     "oxi_cli.batch": 4,
     "oxi_cli.plan": 3,
@@ -28,6 +31,7 @@ LAYERS = {
     "oxi_cli.errors": 0,
     "oxi_cli.image": 0,
     "oxi_cli.jit": 0,
+    "oxi_cli.service": 0,  # paths, protocol, control: the standard library only
     "oxi_cli": 0,
 }
 OP_CLASSES = {"Blur", "Resize", "Place", "Lut1d", "Lut3d", "Cdl", "Matrix"}

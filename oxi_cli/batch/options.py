@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from oxi_cli.channels import LayerRule, Selection
 from oxi_cli.errors import UsageError
 from oxi_cli.limits import MAX_JOBS, THREADS_PER_CORE, max_threads
+
+if TYPE_CHECKING:
+    from oxi_cli.channels import Selection
 
 
 @dataclass
@@ -49,6 +52,8 @@ class BatchOptions:
 
     def selection(self) -> Selection:
         """The part, layers and level each file is processed with (channels.Selection)."""
+        from oxi_cli.channels import LayerRule, Selection  # the channels' rules import numpy: not for --help
+
         return Selection(self.part, LayerRule.parse(self.layers), self.mip_level)
 
     def check(self) -> None:

@@ -23,7 +23,7 @@ from oxi_cli.batch.naming import OutputTarget, output_path, resolve_target
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
-from oxi_cli.batch.schedule import Footprint, Scheduler, memory_budget
+from oxi_cli.batch.schedule import Footprint, Scheduler, admitted, memory_budget
 from oxi_cli.batch.trial import Trial, worth_timing
 from oxi_cli.errors import (
     BackendUnavailable,
@@ -445,7 +445,9 @@ class Batch:
             self.reporter.fraction(job.index, job.nbytes, done, total)
 
         try:
-            result = self._process(job, progress)
+            assert job.footprint is not None
+            with admitted(job.footprint.ram, self.cancel.is_set):  # the service's budget, shared with other jobs
+                result = self._process(job, progress)
             self._fill(job, result)
         except KeyboardInterrupt:
             self._stopped(job, result)

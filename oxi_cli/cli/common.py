@@ -12,13 +12,17 @@ from typing import Annotated, Any
 import typer
 
 from oxi_cli.batch.options import BatchOptions
-from oxi_cli.channels import LAYERS_HELP
 from oxi_cli.errors import OxiError
 
 BATCH = "Inputs, outputs and batches"
 COMPUTE = "Compute and output format"
 MESSAGES = "Messages and reports"
 PARTS = "Parts, views and layers"
+LAYERS_HELP = (
+    "Layers colour ops grade, besides the picture's own R, G, B and every view's (right.R ...): "
+    "layer names, 'all' (every layer with R, G and B), '-NAME' to leave one out; e.g. --layers diffuse,specular "
+    "or --layers=all,-right. Other channels pass through untouched."
+)
 
 PathsArg = Annotated[
     list[str],

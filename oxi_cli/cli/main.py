@@ -8,7 +8,7 @@ import typer
 from typer.core import TyperCommand
 
 from oxi_cli import __version__
-from oxi_cli.cli import info, run, worker
+from oxi_cli.cli import info, run, server, worker
 from oxi_cli.cli.steps import step_command
 from oxi_cli.recipe import STEPS
 
@@ -68,6 +68,7 @@ app.command(
 )(run.run)
 app.command(cls=OxiCommand, epilog=info.INFO_EPILOG)(info.info)
 app.command(cls=OxiCommand, epilog=worker.WORKER_EPILOG)(worker.worker)
+app.command(cls=OxiCommand, epilog=server.SERVER_EPILOG)(server.server)
 
 
 PROBE_EPILOG = """\b
@@ -97,7 +98,13 @@ PROCESSING_COMMANDS = (*STEPS, "run")
 
 
 def run_app() -> None:
-    """Console-script entry point: one line and an exit code for every way a command can end."""
+    """Console-script entry point in this process: one line and an exit code for every way a command can end."""
+    _exit_now(run_command())
+
+
+def run_command() -> int:
+    """Run the command sys.argv holds and return its exit status: the `oxi` command's whole job, shared by this
+    process's entry point and the service's workers (service/worker.py), which run it for a client."""
     import os
     import signal
     import sys
@@ -114,7 +121,7 @@ def run_app() -> None:
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch
     # can abandon its files and leave no partial output.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    _exit_now(_invoke())
+    return _invoke()
 
 
 def _invoke() -> int:
