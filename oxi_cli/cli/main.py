@@ -102,9 +102,10 @@ def run_app() -> None:
     _exit_now(run_command())
 
 
-def run_command() -> int:
+def run_command(prog_name: str | None = None) -> int:
     """Run the command sys.argv holds and return its exit status: the `oxi` command's whole job, shared by this
-    process's entry point and the service's workers (service/worker.py), which run it for a client."""
+    process's entry point and the service's workers (service/worker.py), which run it for a client and name the
+    program as the client's process would (`prog_name`; None: Click's guess from this process)."""
     import os
     import signal
     import sys
@@ -121,10 +122,10 @@ def run_command() -> int:
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch
     # can abandon its files and leave no partial output.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    return _invoke()
+    return _invoke(prog_name)
 
 
-def _invoke() -> int:
+def _invoke(prog_name: str | None = None) -> int:
     """Run the app; map whatever escapes it (Click's usage errors included) to one line and an exit code."""
     import errno
     import sys
@@ -147,7 +148,7 @@ def _invoke() -> int:
     ended_by_a_command()  # forget an earlier command's (tests run several in one process)
     note_settled(None)
     try:
-        result = app(standalone_mode=False)
+        result = app(standalone_mode=False, prog_name=prog_name)
         code = result if isinstance(result, int) else 0
         if not ended_by_a_command() and code == EXIT_INTERRUPTED:  # Typer's own, silent answer to a Ctrl-C
             if (settled := status_if_nothing_interrupted()) is not None:

@@ -88,7 +88,7 @@ def _run_there(sock: socket.socket, key: str, args: list[str]) -> int | None:
     (the service refused it or could not take our streams). A service that dies mid-job is said in one line."""
     request = {
         "op": "run", "protocol": protocol.PROTOCOL, "key": key, "argv": args, "cwd": os.getcwd(),
-        "env": dict(os.environ), "umask": _umask(), "streams": _streams(),
+        "env": dict(os.environ), "umask": _umask(), "streams": _streams(), "prog": _program_name(),
     }
     try:
         protocol.send(sock, request, fds=[0, 1, 2])
@@ -118,6 +118,14 @@ def _run_there(sock: socket.socket, key: str, args: list[str]) -> int | None:
         os.write(2, f"oxi: warning: the oxi service stopped during the job (see {paths.log_path()}); "
                     "running it here\n".encode())
     return None
+
+
+def _program_name() -> str:
+    """What Click would call this program in its usage lines: `oxi`, or `python -m oxi_cli`."""
+    package = getattr(sys.modules.get("__main__"), "__package__", None)
+    if package:
+        return f"python -m {package}"
+    return os.path.basename(sys.argv[0])
 
 
 def _umask() -> int:

@@ -100,15 +100,16 @@ def _sockets(folder: str) -> list[str]:
     return []
 
 
-def status() -> dict[str, Any]:
-    """This build's service (running or not) and how many services of other builds answer."""
-    folder = paths.runtime_dir()
+def status(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """This build's service (running or not) and how many services of other builds answer; `environ`: the
+    environment a client would have (default: this process's)."""
+    folder = paths.runtime_dir(environ)
     if folder is None:
         return {"running": False, "reason": "no private runtime folder (XDG_RUNTIME_DIR or the temporary folder)"}
-    own = paths.socket_path(folder, paths.build_key())
+    own = paths.socket_path(folder, paths.build_key(environ))
     others = [p for p in _sockets(folder) if p != own and _ask(p, "status") is not None]
     reply = _ask(own, "status") if os.path.exists(own) else None
-    found: dict[str, Any] = {"running": reply is not None, "other_builds": len(others), "mode": mode()}
+    found: dict[str, Any] = {"running": reply is not None, "other_builds": len(others), "mode": mode(environ)}
     if reply is not None:
         found.update(reply.get("status", {}))
     return found

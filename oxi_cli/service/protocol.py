@@ -95,6 +95,7 @@ def job_request(message: dict[str, Any]) -> dict[str, Any]:
         "env": lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()),
         "umask": lambda v: isinstance(v, int) and 0 <= v <= 0o777,
         "streams": lambda v: isinstance(v, list) and len(v) == 3 and all(_stream_ok(s) for s in v),
+        "prog": lambda v: isinstance(v, str) and len(v) < 256,
     }
     if set(message) != set(checks):
         raise ProtocolError(f"unexpected fields: {sorted(set(message) ^ set(checks))}")

@@ -111,6 +111,8 @@ class Dispatcher:
             if os.stat(self.path).st_ino == self.inode:
                 os.unlink(self.path)
         self.listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(paths.lock_path(self.folder, self.key))  # a later service makes its own
         for worker in self.workers.values():
             with contextlib.suppress(OSError):
                 protocol.send(worker.channel, {"stop": True})
@@ -317,6 +319,7 @@ class Dispatcher:
             "jobs_served": self.jobs_served,
             "jobs_running": sum(w.busy for w in self.workers.values()),
             "jobs_queued": len(self.queue),
+            "busy_worker_pids": [w.pid for w in self.workers.values() if w.busy],
             "workers": len(self.workers),
             "memory_bytes": sum(_rss(pid) for pid in pids),
             "budget_bytes": self.budget,

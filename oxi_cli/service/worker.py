@@ -96,13 +96,13 @@ class _Job:
             from oxi_cli.cli.main import run_command
 
             with warnings.catch_warnings():  # filters as they were; each warning said once per job again
-                code = run_command()
+                code = run_command(self.request["prog"])
         except KeyboardInterrupt:
             code = 130
-        except BaseException as e:  # a bug in oxi: the client still gets a line and a status
+        except BaseException:  # --debug's re-raise, or a bug: the traceback a process of its own would print
             with contextlib.suppress(Exception):
-                print(f"oxi: error: the service failed: {type(e).__name__}: {e}", file=sys.stderr)
-            self.interrupted.set()
+                sys.excepthook(*sys.exc_info())
+            self.interrupted.set()  # this process's state is unknown now: a fresh worker takes the next job
         finally:
             self.finished.set()
             with contextlib.suppress(Exception):
