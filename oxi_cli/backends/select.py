@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -130,7 +131,7 @@ class Job:
         from oxi_cli.backends.cost import estimate, load_rates
 
         return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
-                        rates=load_rates(device, any_kind), files=self.files)
+                        rates=load_rates(device, any_kind), files=self.files, gpu_open=gpu_held(device))
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:
@@ -289,6 +290,28 @@ def auto_choice(device: int | None = None, adapters: list[Any] | None = None) ->
                                    "software adapters")
     return Choice("gpu", best.index, f"{best.kind} GPU {best.name} via {best.api} ranks first; each job goes to "
                                      "it or to the CPU by estimated cost (see --plan)")
+
+
+def gpu_held(device: int | None = None) -> bool:
+    """Whether this process holds a device on adapter `device` (any adapter for None) from an earlier job."""
+    backend = sys.modules.get("oxi_cli.backends.gpu.backend")
+    held = backend.opened_adapters() if backend is not None else []
+    return bool(held) if device is None else device in held
+
+
+def hold_gpu() -> None:
+    """For a long-lived process (a service worker): open the GPU `auto` would use, in the background, so the
+    jobs that follow weigh it as started (no device-opening cost) and find it ready. Nothing where there is no
+    hardware GPU, or one is already open."""
+    if gpu_held() or os.environ.get("OXI_BACKEND", "auto").strip().lower() == "cpu":
+        return
+
+    def open_auto() -> None:
+        with contextlib.suppress(Exception):  # a job that asks for the GPU reports any failure itself
+            if _hardware_gpu_possible() and (choice := auto_choice()).kind == "gpu":
+                _gpu(choice.adapter)
+
+    threading.Thread(target=open_auto, name="oxi-hold-gpu", daemon=True).start()
 
 
 def _hardware_gpu_possible() -> bool:

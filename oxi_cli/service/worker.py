@@ -189,6 +189,15 @@ def _fresh_process_state() -> None:
     execute.reset_warnings()
 
 
+def _hold_devices() -> None:
+    """Between jobs, open the GPU `auto` would use (in the background), so the next jobs find it warm and weigh
+    it so: only a long-lived process gains from holding it (the one-shot command opens it only when a job
+    chooses it). Idle workers exit after a minute, closing it (server.WORKER_IDLE)."""
+    from oxi_cli.backends.select import hold_gpu
+
+    hold_gpu()
+
+
 def serve(channel: socket.socket) -> None:
     """The worker's life: jobs from the dispatcher one at a time, until it says stop or a job leaves this
     process unfit for another (then the dispatcher starts a fresh worker)."""
@@ -219,6 +228,8 @@ def serve(channel: socket.socket) -> None:
         job = _Job(request, fds)
         job.run()
         reusable = not job.interrupted.is_set()
+        if reusable:
+            _hold_devices()
         with contextlib.suppress(OSError):
             protocol.send(channel, {"done": True, "reusable": reusable})
         if not reusable:

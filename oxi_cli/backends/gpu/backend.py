@@ -123,12 +123,24 @@ class _Context:
 
 
 _CONTEXTS: dict[int, _Context] = {}
+_OPENING = threading.Lock()
 # Limits requested at the adapter's own values: the defaults cap a buffer at 256 MiB.
 _OWN_LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage")
 
 
+def opened_adapters() -> list[int]:
+    """Adapters this process has a device open on (a long-lived process keeps them between jobs)."""
+    return sorted(_CONTEXTS)
+
+
 def open_adapter(index: int) -> _Context:
-    """Open adapter `index` once per process (device requested with the adapter's own limits)."""
+    """Open adapter `index` once per process (device requested with the adapter's own limits); a second thread
+    asking meanwhile waits for the first's device rather than opening another."""
+    with _OPENING:
+        return _open_adapter(index)
+
+
+def _open_adapter(index: int) -> _Context:
     ctx = _CONTEXTS.get(index)
     if ctx is not None:
         return ctx
