@@ -295,7 +295,8 @@ def auto_choice(device: int | None = None, adapters: list[Any] | None = None) ->
 def gpu_held(device: int | None = None) -> bool:
     """Whether this process holds a device on adapter `device` (any adapter for None) from an earlier job."""
     backend = sys.modules.get("oxi_cli.backends.gpu.backend")
-    held = backend.opened_adapters() if backend is not None else []
+    opened = getattr(backend, "opened_adapters", None)  # None while another thread is still importing it
+    held = opened() if opened is not None else []
     return bool(held) if device is None else device in held
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
@@ -148,7 +149,7 @@ def _invoke(prog_name: str | None = None) -> int:
     ended_by_a_command()  # forget an earlier command's (tests run several in one process)
     note_settled(None)
     try:
-        result = app(standalone_mode=False, prog_name=prog_name)
+        result = click_command()(standalone_mode=False, prog_name=prog_name)
         code = result if isinstance(result, int) else 0
         if not ended_by_a_command() and code == EXIT_INTERRUPTED:  # Typer's own, silent answer to a Ctrl-C
             if (settled := status_if_nothing_interrupted()) is not None:
@@ -173,6 +174,22 @@ def _invoke(prog_name: str | None = None) -> int:
             return settled
         print_error(message_for(e))
         return exit_code_for(e)
+
+
+def click_command() -> Any:
+    """The Click command Typer builds from `app`: 25-70 ms of work, done once per process (a service worker
+    reuses it for every job; a worker forked after the service preloaded it starts with it). Called as Typer's
+    own `app()` calls it: its exception hook (plain tracebacks: pretty exceptions are off), then the command."""
+    import typer.main
+
+    if sys.excepthook is not typer.main.except_hook:
+        sys.excepthook = typer.main.except_hook
+    if not _COMMAND:
+        _COMMAND.append(typer.main.get_command(app))
+    return _COMMAND[0]
+
+
+_COMMAND: list[Any] = []
 
 
 def closed_stdout() -> int:

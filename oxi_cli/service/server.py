@@ -65,6 +65,9 @@ class Dispatcher:
         self.workers: dict[int, Worker] = {}
         self.queue: deque[tuple[dict[str, Any], list[int], socket.socket]] = deque()
         self.waiting: deque[tuple[Worker, int]] = deque()  # admissions waiting for memory, in order
+        # One worker keeps the GPU open between jobs: a device per worker would cost every worker a second of
+        # driver start (serialised in the driver when many start at once) and device memory each.
+        self.gpu_holder: int | None = None
         self.budget = _budget()
         self.idle_limit = float(os.environ.get("OXI_SERVER_IDLE") or SERVICE_IDLE)
         self.sel = selectors.DefaultSelector()
@@ -209,8 +212,11 @@ class Dispatcher:
                 return
             request, fds, conn = self.queue.popleft()
             running = sum(w.busy for w in self.workers.values()) + 1
+            if self.gpu_holder not in self.workers:
+                self.gpu_holder = worker.pid
+            job = {"job": request, "running": running, "hold_gpu": worker.pid == self.gpu_holder}
             try:
-                protocol.send(worker.channel, {"job": request, "running": running}, fds=[conn.fileno(), *fds])
+                protocol.send(worker.channel, job, fds=[conn.fileno(), *fds])
                 worker.busy = True
                 worker.jobs += 1
                 self.jobs_served += 1
@@ -359,6 +365,9 @@ def preload() -> None:
             importlib.import_module(name)
         except Exception as e:  # an optional library missing: its jobs import it (and report) themselves
             log(f"preload of {name} failed: {type(e).__name__}: {e}")
+    from oxi_cli.cli.main import click_command
+
+    click_command()  # Typer's command tree, built once for every worker
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     if threads > 1:
         log(f"warning: {threads} threads after preloading; forked workers may hang")

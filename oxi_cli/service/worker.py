@@ -192,7 +192,8 @@ def _fresh_process_state() -> None:
 def _hold_devices() -> None:
     """Between jobs, open the GPU `auto` would use (in the background), so the next jobs find it warm and weigh
     it so: only a long-lived process gains from holding it (the one-shot command opens it only when a job
-    chooses it). Idle workers exit after a minute, closing it (server.WORKER_IDLE)."""
+    chooses it), and the dispatcher asks one worker at a time to. Idle workers exit after a minute, closing it
+    (server.WORKER_IDLE)."""
     from oxi_cli.backends.select import hold_gpu
 
     hold_gpu()
@@ -205,7 +206,7 @@ def serve(channel: socket.socket) -> None:
 
     budget = Budget(channel)
     schedule.share_budget(budget)
-    jobs: queue.Queue[tuple[dict[str, Any], list[int]] | None] = queue.Queue()
+    jobs: queue.Queue[tuple[dict[str, Any], list[int]] | None] = queue.Queue()  # (the dispatcher's message, fds)
 
     def listen() -> None:
         try:
@@ -216,7 +217,7 @@ def serve(channel: socket.socket) -> None:
                 if "admitted" in message:
                     budget.granted(int(message["admitted"]))
                 elif "job" in message:
-                    jobs.put((message["job"], fds))
+                    jobs.put((message, fds))
         except (OSError, protocol.ProtocolError):
             pass
         jobs.put(None)
@@ -224,11 +225,11 @@ def serve(channel: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only a job's own client interrupts this process
     threading.Thread(target=listen, name="oxi-dispatcher-link", daemon=True).start()
     while (item := jobs.get()) is not None:
-        request, fds = item
-        job = _Job(request, fds)
+        message, fds = item
+        job = _Job(message["job"], fds)
         job.run()
         reusable = not job.interrupted.is_set()
-        if reusable:
+        if reusable and message.get("hold_gpu"):
             _hold_devices()
         with contextlib.suppress(OSError):
             protocol.send(channel, {"done": True, "reusable": reusable})
