@@ -44,6 +44,8 @@ fn op_exposure_contrast(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> {
 fn op_aces2_output(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> {
     return vec4<f32>(aces2_output(x.xyz, op.y, op.z), x.w);
 }
+fn op_matrix_scale(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> { return vec4<f32>(matrix_scale(x, op.y).xyz, x.w); }
+fn op_matrix_scale_rgba(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> { return matrix_scale(x, op.y); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -64,6 +64,9 @@ SAMPLES: dict[str, tuple[Callable[[], ColorOp], bool]] = {
     "RANGE": (lambda: Range(-0.1, 2.0, 0.0, 1.0), False),
     "EXPOSURE_CONTRAST": (lambda: ExposureContrast(0.7, 1.3, 1.1, 0.2, "video"), False),
     "ACES2_OUTPUT": (lambda: Aces2Output(100.0, REC709), False),
+    "MATRIX_SCALE": (lambda: Matrix.from_values([1.5, 0, 0, 0, 0.5, 0, 0, 0, 2.0], (0.1, 0, -0.2)), False),
+    "MATRIX_SCALE_RGBA": (lambda: Matrix.from_values([1.5, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 2.0, 0, 0, 0, 0, 0.5],
+                                                     (0.1, 0, -0.2, 0.25)), True),
 }
 
 
