@@ -1,6 +1,6 @@
-"""The one table of op codes (ops/codes.py) against both backends: every code has a CPU loop and a WGSL function,
-and each code runs on the GPU as on the CPU. A code one side lacks fails here (on the GPU it is also a shader
-that does not compile), never a silent run of another op's maths."""
+"""The one table of op codes (ops/codes.py) against the GPU: every code has a WGSL function and runs on the GPU as
+on the CPU (tests/ops/test_color_chain.py checks every code has a CPU loop). A code the GPU lacks fails here, and
+is a shader that does not compile, never a silent run of another op's maths."""
 
 from __future__ import annotations
 
@@ -90,14 +90,6 @@ def test_every_code_has_one_sample_op_that_encodes_to_it():
     for code, name in enumerate(CODE_NAMES):
         make, has_alpha = SAMPLES[name]
         assert make().encode(has_alpha).code == code, name
-
-
-def test_every_code_has_a_cpu_loop():
-    from oxi_cli.backends.cpu.kernels.color import all_loops
-
-    missing = [name for code, name in enumerate(CODE_NAMES) if code not in all_loops()]
-    assert not missing, f"no CPU loop (a kernel module's LONE) for {missing}"
-    assert set(all_loops()) == set(range(len(CODE_NAMES))), "a CPU loop for a code not in CODE_NAMES"
 
 
 def test_every_code_has_exactly_one_wgsl_function_and_nothing_else_is_named_so():
