@@ -8,9 +8,9 @@ do the same float32 arithmetic in the same order, so the slack covers only fused
 NaN/Inf (stated, and pinned by the non-finite cases below): results must be NaN and ±Inf exactly where
 the CPU's are. Colour ops follow OCIO: CDL turns a NaN after slope/offset into 0 before the power, an
 infinite channel makes a `noclamp` pixel NaN (Inf - Inf in the saturation step) and `asc` clamps ±Inf;
-matrices multiply NaN/Inf through (0 * Inf is NaN); LUT inputs that are NaN count as the domain
-minimum, ±Inf clamp to the domain ends. Resize and blur propagate NaN/Inf to every output whose taps
-read them, zero-weight taps included.
+matrices multiply NaN/Inf through (0 * Inf is NaN), except diagonal ones, which scale each channel alone
+as OCIO's do; LUT inputs that are NaN count as the domain minimum, ±Inf clamp to the domain ends. Resize and
+blur propagate NaN/Inf to every output whose taps read them, zero-weight taps included.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ def _ops(seed: int) -> list:
 
 
 def _every_code(seed: int) -> list:
-    """Ops that between them encode every op code (the 4x4 matrix as MATRIX_RGBA when there is alpha)."""
+    """Ops that between them encode every op code (the 4x4 matrices as MATRIX_RGBA and MATRIX_SCALE_RGBA when
+    there is alpha)."""
     rng = np.random.default_rng(seed)
     half_table = np.stack([np.arange(65536, dtype=np.float32) % 977 * 0.01 - 1.0] * 3, axis=1)
     return [
@@ -45,6 +46,8 @@ def _every_code(seed: int) -> list:
         Range(min_in=-0.1, max_in=float(rng.uniform(1.5, 3.0)), min_out=0.0, max_out=1.0),
         ExposureContrast(exposure=0.5, contrast=1.2, pivot=0.18),
         Aces2Output(1000.0, (0.68, 0.32, 0.265, 0.69, 0.15, 0.06, 0.3127, 0.329)),
+        Matrix.from_values([1.2, 0.0, 0.0, 0.0, 0.9, 0.0, 0.0, 0.0, 1.1], (0.01, 0.0, -0.01)),
+        Matrix.from_values(np.diag([1.2, 0.9, 1.1, 0.8]).ravel(), (0.0, 0.02, 0.0, 0.05)),
         ALPHA_MATRIX,
     ]
 

@@ -21,7 +21,7 @@ from oxi_cli.backends.gpu.device import AdapterInfo, describe, raw_adapters
 from oxi_cli.backends.gpu.shaders import PipelineCache
 from oxi_cli.errors import BackendUnavailable, GpuFailure, ProcessingError
 from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
-from oxi_cli.ops.codes import wgsl_constants
+from oxi_cli.ops.codes import wgsl_entry
 from oxi_cli.ops.program import compile_program
 
 # Offsets of bound windows are multiples of this: the largest min-storage-buffer-offset-alignment
@@ -383,8 +383,8 @@ class WgpuBackend:
         program, bindings, slab = self._table(key, lambda: self._program(ops, has_alpha))
         n_ops = int(program.ops.shape[0])
         uniform = self._uniform(np.array([n_ops, slab, 0, 0], np.uint32))
-        chain = "\n".join(f"    x = apply_op({code}u, x, ops[{j}]);" for j, code in enumerate(program.key))
-        spec = {"ALPHA": program.uses_alpha, "CHAIN": chain, "OP_CODES": wgsl_constants()}
+        chain = "\n".join(f"    x = {wgsl_entry(code)}(x, ops[{j}]);" for j, code in enumerate(program.key))
+        spec = {"ALPHA": program.uses_alpha, "CHAIN": chain}
         self._color(src, dst, "color.wgsl", spec, uniform, bindings)
 
     def _program(self, ops: Sequence[ColorOp], has_alpha: bool) -> tuple[Any, dict, int]:

@@ -4,7 +4,7 @@ import numpy as np
 
 from oxi_cli.backends.cpu.kernels.half import as_float, load_rgb, store_rgb, stored
 from oxi_cli.jit import kernel, prange, serial
-from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA
+from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA, MATRIX_SCALE, MATRIX_SCALE_RGBA
 
 ONE = np.float32(1.0)
 
@@ -30,6 +30,12 @@ def matrix_rgba(r, g, b, a, p, o):
     )
 
 
+@serial
+def matrix_scale(r, g, b, a, p, o):
+    """A diagonal matrix, each channel on its own (OCIO's Scale renderers): in * scale + offset."""
+    return r * p[o] + p[o + 16], g * p[o + 5] + p[o + 17], b * p[o + 10] + p[o + 18], a * p[o + 15] + p[o + 19]
+
+
 @kernel
 def matrix_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
     """A lone matrix over flat planes, float32 or half bits; alpha is read and written only when `rgba`."""
@@ -45,8 +51,23 @@ def matrix_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
             store_rgb(r_out, g_out, b_out, i, matrix_rgb(r, g, b, p, 0))
 
 
+@kernel
+def matrix_scale_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
+    """A lone diagonal matrix over flat planes, float32 or half bits; alpha is read and written only when `rgba`."""
+    for i in prange(r_in.shape[0]):
+        r, g, b = load_rgb(r_in, g_in, b_in, i)
+        r, g, b, a = matrix_scale(r, g, b, as_float(a_in[i]) if rgba else ONE, p, 0)
+        store_rgb(r_out, g_out, b_out, i, (r, g, b))
+        if rgba:
+            a_out[i] = stored(a_out, a)
+
+
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
     MATRIX_RGB: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(False, r, g, b, a, ro, go, bo, ao, p),
     MATRIX_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(True, r, g, b, a, ro, go, bo, ao, p),
+    MATRIX_SCALE: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_scale_planes(False, r, g, b, a, ro, go, bo, ao, p),
+    MATRIX_SCALE_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_scale_planes(
+        True, r, g, b, a, ro, go, bo, ao, p
+    ),
 }
