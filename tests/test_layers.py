@@ -31,7 +31,7 @@ LAYERS = {
     "oxi_cli.errors": 0,
     "oxi_cli.image": 0,
     "oxi_cli.jit": 0,
-    "oxi_cli.service": 0,  # paths, protocol, control: the standard library only
+    "oxi_cli.service": 0,  # paths, protocol, link, control: the standard library only
     "oxi_cli": 0,
 }
 OP_CLASSES = {"Blur", "Resize", "Place", "Lut1d", "Lut3d", "Cdl", "Matrix"}

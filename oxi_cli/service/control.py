@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import socket
 import sys
@@ -12,47 +10,9 @@ import time
 from typing import Any
 
 from oxi_cli.service import paths, protocol
+from oxi_cli.service.link import mode
 
-ENV = "OXI_SERVER"  # off: never; on: always (start one and wait); auto (default): use one, start one from a terminal
 START_SECONDS = 60.0  # how long `on` waits for a new service (its first start compiles bytecode)
-
-
-def mode(environ: dict[str, str] | None = None) -> str:
-    value = (os.environ if environ is None else environ).get(ENV, "auto").strip().lower()
-    if value in ("0", "off", "no", "false"):
-        return "off"
-    if value in ("1", "on", "yes", "true"):
-        return "on"
-    return "auto"
-
-
-def connect(folder: str, key: str) -> socket.socket | None:
-    """The service's socket, or None; a socket file left by a service that died is removed."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(paths.socket_path(folder, key))
-        return sock
-    except OSError as e:
-        sock.close()
-        if e.errno == errno.ECONNREFUSED:
-            _remove_stale(folder, key)
-        return None
-
-
-def _remove_stale(folder: str, key: str) -> None:
-    """Nobody holds the service's lock: its socket is a crash's leftover."""
-    try:
-        fd = os.open(paths.lock_path(folder, key), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with contextlib.suppress(OSError):
-            os.unlink(paths.socket_path(folder, key))
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def start_service(folder: str | None = None, key: str | None = None) -> bool:

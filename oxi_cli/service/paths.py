@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
@@ -32,6 +31,15 @@ def _sources_stamp() -> list[tuple[str, int, int]]:
     return sorted(found)
 
 
+def _digest() -> object:
+    """BLAKE2 from its own module: hashlib loads OpenSSL first, milliseconds every client pays."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b(digest_size=12)
+
+
 def build_key(environ: dict[str, str] | None = None) -> str:
     """What makes two processes interchangeable: the interpreter, oxi's version and sources, and the settings
     bound at start. A service answers only clients with its own key."""
@@ -39,11 +47,11 @@ def build_key(environ: dict[str, str] | None = None) -> str:
 
     env = os.environ if environ is None else environ
     bound = sorted((k, v) for k, v in env.items() if k.startswith(BOUND_AT_START))
-    digest = hashlib.sha256()
+    digest = _digest()
     for part in (sys.executable, sys.version, PACKAGE, __version__, repr(bound), repr(_sources_stamp())):
         digest.update(part.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")
-    return digest.hexdigest()[:24]
+    return digest.hexdigest()
 
 
 def _owned_private(path: str) -> bool:
