@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oxi_cli.batch.inputs import InputItem, Inputs, expand_inputs
-from oxi_cli.batch.naming import OutputTarget, output_path, resolve_target
+from oxi_cli.batch.naming import OutputTarget, output_path, refuse_replacing, resolve_target
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
@@ -126,6 +126,8 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
         output_format(out, None if item.missing else item.path, opts.in_place)
         record = FileRecord(item.path, out, frame=item.frame, required=item.required)
         jobs.append(Job(index, item, out, record))
+    if not opts.skip_existing and not opts.plan_only:  # skipped outputs stay; a plan writes nothing
+        refuse_replacing([(job.item, job.output) for job in jobs], opts.overwrite)
     return jobs
 
 

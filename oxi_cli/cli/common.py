@@ -121,6 +121,15 @@ SkipOpt = Annotated[
     bool,
     typer.Option("--skip-existing", help="Skip inputs whose output exists (resume a batch).", rich_help_panel=BATCH),
 ]
+OverwriteOpt = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace outputs that exist already (env OXI_OVERWRITE=1). Without it, or --skip-existing, an existing "
+        "output is refused before any work: a forgotten -o must not destroy a frame.",
+        rich_help_panel=BATCH,
+    ),
+]
 ContinueOpt = Annotated[
     bool,
     typer.Option(
@@ -193,6 +202,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "strategy": StrategyOpt,
     "plan_only": PlanOpt,
     "skip_existing": SkipOpt,
+    "overwrite": OverwriteOpt,
     "continue_on_error": ContinueOpt,
     "json": JsonOpt,
     "quiet": QuietOpt,
