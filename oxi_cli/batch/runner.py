@@ -234,11 +234,9 @@ class Batch:
         if pending:
             self._open_backend()
         console = Console(file=self.out)
-        failed = 0
         for job in pending:
             if not self._prepare(job):
-                failed += 1
-                self.reporter.message(f"oxi: error: {job.item.path}: {job.record.error}")
+                self.reporter.message(f"oxi: error: {job.record.message()}")
                 continue
             plan = job.plan
             estimate = vars(self.raw_backend).get("estimate")  # both backends' seconds, when a job was weighed
@@ -254,7 +252,7 @@ class Batch:
             body = "\n".join([plan.summary(), *why, *(f"note: {n}" for n in plan.notes)])
             title = f"{job.item.path.name} -> {job.output.name}: {plan.strategy} on {self.backend.name}"
             console.print(Panel(body, title=title, title_align="left", expand=False))
-        return 1 if failed else 0
+        return self.report.return_code()  # as the run would end: a single file's own code (2 for bad input)
 
     def _emit_the_rest(self) -> None:
         for job in self.jobs:  # the rest: never reached, or caught between two steps by Ctrl-C

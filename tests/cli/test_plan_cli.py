@@ -55,3 +55,22 @@ def test_a_chain_with_nothing_to_compute_never_opens_the_gpu(plate: Path, tmp_pa
     src, dst = read_exr(plate)[1], read_exr(out)[1]
     for name in src:
         np.testing.assert_array_equal(src[name], dst[name])
+
+
+def test_plan_of_a_file_whose_header_lies_is_one_line_naming_it_once_and_exits_2(tmp_path: Path):
+    import struct
+
+    from tests.io.test_exr_header import attributes
+
+    src = write_exr(tmp_path / "src.exr", hdr_rgba(16, 24))
+    data = bytearray(src.read_bytes())
+    at, _ = attributes(bytes(data))["dataWindow"]
+    struct.pack_into("<iiii", data, at + 4, 0, 0, 100_000_000 - 1, 0)  # a 10^8-pixel data window
+    lying = tmp_path / "lying.exr"
+    lying.write_bytes(bytes(data))
+    res = run_oxi("cdl", str(lying), str(tmp_path / "o.exr"), "--slope", "1.1", "--plan")
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("oxi: error: ") and "data window" in lines[0], res.stderr
+    assert lines[0].count(str(lying)) == 1, lines[0]
+
