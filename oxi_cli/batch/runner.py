@@ -123,12 +123,30 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
                 "use --name with {parent} or {stem}, or a sequence pattern"
             )
         claimed[key] = item.path
-        output_format(out, None if item.missing else item.path, opts.in_place)
+        check_out_type(opts.out_type, output_format(out, None if item.missing else item.path, opts.in_place))
         record = FileRecord(item.path, out, frame=item.frame, required=item.required)
         jobs.append(Job(index, item, out, record))
     if not opts.skip_existing and not opts.plan_only:  # skipped outputs stay; a plan writes nothing
         refuse_replacing([(job.item, job.output) for job in jobs], opts.overwrite)
     return jobs
+
+
+def check_out_type(out_type: str | None, out_format: str) -> None:
+    """An --out-type the output format cannot store is refused before any work (an unknown name is
+    execute.output_types' to refuse), so its error comes alone, never after a file was computed."""
+    from oxi_cli.execute import FORMAT_TYPES, OUT_TYPES
+
+    allowed = FORMAT_TYPES[out_format]
+    if out_type in (None, "same") or out_type not in OUT_TYPES or out_type in allowed:
+        return
+    usable = [t for t in allowed if t in OUT_TYPES]
+    raise UsageError(
+        f"{out_format.upper()} outputs store {_either(allowed)}, not {out_type}; use --out-type {_either(usable)}"
+    )
+
+
+def _either(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 # What any Vulkan device can hold for one piece of a plan (wgpu's default buffer limit is 256 MiB; every GPU
