@@ -28,6 +28,7 @@ from oxi_cli.batch.trial import Trial, worth_timing
 from oxi_cli.errors import (
     BackendUnavailable,
     GpuFailure,
+    InputError,
     OxiError,
     UsageError,
     caused_by_interrupt,
@@ -61,6 +62,7 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress)
     """
     from oxi_cli.stream import execute_planned
 
+    refuse_beyond_memory(job)
     return execute_planned(
         job.ops,
         job.item.path,
@@ -72,6 +74,22 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress)
         in_place=opts.in_place,
         progress=progress,
     )
+
+
+def refuse_beyond_memory(job: Job) -> None:
+    """A file over its memory budget still runs, alone (batch/schedule.py); one that needs more than this machine,
+    or this process's limit, can give is refused before it is decoded, rather than failing out of memory."""
+    from oxi_cli.plan import format_size, memory_headroom
+
+    plan = job.plan
+    if plan is None or plan.fits:
+        return
+    have, bound = memory_headroom()
+    if plan.ram_bytes > have:
+        raise InputError(
+            f"{job.item.path}: processing this {plan.width}x{plan.height} image needs {format_size(plan.ram_bytes)} "
+            f"of memory, but {format_size(have)} is {bound}; free memory or use a machine with more"
+        )
 
 
 class SerializedBackend:
@@ -468,7 +486,8 @@ class Batch:
         except OxiError as e:
             self._fail(rec, e, str(e), e.exit_code)
         except MemoryError as e:
-            self._fail(rec, e, "out of memory; try fewer --jobs or a smaller --memory-budget", 1)
+            fewer = "fewer --jobs or " if (self.opts.jobs or 1) > 1 else ""
+            self._fail(rec, e, f"out of memory; try {fewer}a smaller --memory-budget, or free memory", 1)
         except Exception as e:  # a bug or an unexpected library failure: still one line
             from oxi_cli.io.common import one_line
 
