@@ -109,7 +109,8 @@ def run_once(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> Sample
 
 def run_capturing(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[Sample, str]:
     """run_once(), also returning what `cmd` printed on stdout (oxi's --json records)."""
-    full_env = {**os.environ, **(env or {})}
+    # Runs repeat one command into one output: it may replace its last run's (oxi refuses without consent).
+    full_env = {**os.environ, "OXI_OVERWRITE": "1", **(env or {})}
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out, \
             tempfile.NamedTemporaryFile("r", suffix=".txt") as res:
         wrapper = [sys.executable, "-I", "-S", "-c", _WRAPPER, res.name, *cmd]

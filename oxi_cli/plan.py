@@ -81,15 +81,54 @@ def format_size(n: int) -> str:
 
 
 def available_ram() -> int:
-    """MemAvailable from /proc/meminfo (what can be used without swapping), else free physical pages."""
+    """MemAvailable from /proc/meminfo (what can be used without swapping), else free physical pages; never more
+    than this process's own memory limit leaves it (limit_headroom)."""
+    physical = _kib_fields("/proc/meminfo").get("MemAvailable")
+    if physical is None:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    limited = limit_headroom()
+    return min(physical, limited[0]) if limited is not None else physical
+
+
+def memory_headroom() -> tuple[int, str]:
+    """Bytes an allocation can still take before it fails, and what bounds them: the memory available plus free
+    swap ('available'), or this process's own limit (limit_headroom's name for it)."""
+    info = _kib_fields("/proc/meminfo")
+    free = info.get("MemAvailable", available_ram()) + info.get("SwapFree", 0)
+    limited = limit_headroom()
+    return limited if limited is not None and limited[0] < free else (free, "available")
+
+
+def limit_headroom() -> tuple[int, str] | None:
+    """What `ulimit -d` (RLIMIT_DATA) or `ulimit -v` (RLIMIT_AS, which Grid Engine's h_vmem sets) still lets this
+    process allocate, with the limit's name; None when neither is set."""
     try:
-        with open("/proc/meminfo") as f:
+        import resource
+    except ImportError:  # Windows
+        return None
+    used = _kib_fields("/proc/self/status")
+    limits = ((resource.RLIMIT_DATA, "VmData", "ulimit -d"), (resource.RLIMIT_AS, "VmSize", "ulimit -v"))
+    found = []
+    for limit, size, name in limits:
+        soft, _ = resource.getrlimit(limit)
+        if soft != resource.RLIM_INFINITY and size in used:
+            found.append((max(0, soft - used[size]), f"left under this process's {name}"))
+    return min(found) if found else None
+
+
+def _kib_fields(path: str) -> dict[str, int]:
+    """`Name:  123 kB` lines of a /proc file, in bytes; empty where the file cannot be read."""
+    fields = {}
+    try:
+        with open(path) as f:
             for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                name, _, rest = line.partition(":")
+                parts = rest.split()
+                if len(parts) == 2 and parts[1] == "kB" and parts[0].isdigit():
+                    fields[name] = int(parts[0]) * 1024
     except OSError:
         pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    return fields
 
 
 def default_ram_budget() -> int:

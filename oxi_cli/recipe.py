@@ -13,7 +13,7 @@ from oxi_cli.errors import FormatError, InputError, OxiError, UsageError
 from oxi_cli.formats.ocio_steps import COLORSPACE, DISPLAY
 from oxi_cli.ops import blur, cdl, lut3d, matrix, resize
 from oxi_cli.ops.step import Deferred, Step, StepArgs
-from oxi_cli.ops.values import shown
+from oxi_cli.ops.values import did_you_mean, shown
 
 # Every step users can write, by name: the single-op commands, `oxi run`'s flags and recipe keys all come
 # from these declarations (each op's STEP, beside the op itself).
@@ -190,7 +190,8 @@ def load_recipe(path: str | Path) -> Recipe:
     unknown = sorted(set(doc) - known)
     if unknown:
         holds = "description, [output], [run] and [[op]] tables"
-        raise FormatError(path, None, f"unknown key {shown(unknown[0])}; a recipe holds {holds}")
+        hint = did_you_mean(unknown[0], sorted(known))
+        raise FormatError(path, None, f"unknown key {shown(unknown[0])}{hint} (a recipe holds {holds})")
     settings: dict[str, Any] = {}
     for table, keys in SETTINGS.items():
         section = doc.get(table, {})
@@ -198,7 +199,8 @@ def load_recipe(path: str | Path) -> Recipe:
             raise FormatError(path, None, f"[{table}] must be a table")
         for key, val in section.items():
             if key not in keys:
-                raise FormatError(path, None, f"[{table}] has no setting {shown(key)}; it takes {', '.join(keys)}")
+                takes = f"{did_you_mean(key, keys)} (it takes {', '.join(keys)})"
+                raise FormatError(path, None, f"[{table}] has no setting {shown(key)}{takes}")
             settings[key] = _setting(path, table, key, val)
     ops = doc.get("op", [])
     if not isinstance(ops, list) or not all(isinstance(o, dict) for o in ops):
@@ -208,7 +210,11 @@ def load_recipe(path: str | Path) -> Recipe:
         kinds = [k for k in table if k in STEPS]
         where = f"{path} op {n}"
         if len(kinds) != 1:
-            raise FormatError(path, None, f"op {n} needs exactly one of {', '.join(STEPS)}, got {kinds or 'none'}")
+            got = ", ".join(kinds) or "none"
+            typo = next(((k, hint) for k in table if not kinds and (hint := did_you_mean(k, list(STEPS)))), None)
+            if typo is not None:  # `resise = "50%"`: name the key that was meant as the operation
+                got += f" ({shown(typo[0])} is not one{typo[1]})"
+            raise FormatError(path, None, f"op {n} needs exactly one of {', '.join(STEPS)}; got {got}")
         kind = kinds[0]
         params = {k: v for k, v in table.items() if k != kind}
         specs.append(OpSpec(kind, table[kind], params, where, path.parent))

@@ -1,7 +1,8 @@
-"""Everything a processing command was asked to do besides its operations (one value object, no logic)."""
+"""Everything a processing command was asked to do besides its operations: one value object and its checks."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,8 @@ from oxi_cli.limits import MAX_JOBS, THREADS_PER_CORE, max_threads
 
 if TYPE_CHECKING:
     from oxi_cli.channels import Selection
+
+OVERWRITE_ENV = "OXI_OVERWRITE"
 
 
 @dataclass
@@ -28,6 +31,7 @@ class BatchOptions:
     strategy: str | None = None
     plan_only: bool = False
     skip_existing: bool = False
+    overwrite: bool = False  # --overwrite, or env OXI_OVERWRITE=1 (see check())
     continue_on_error: bool = False
     json: bool = False
     quiet: bool = False
@@ -68,3 +72,15 @@ class BatchOptions:
         self.selection()  # --layers' spelling
         if self.device is not None and self.device < 0:
             raise UsageError(f"--device takes an adapter index from `oxi probe` (0, 1, ...), got {self.device}")
+        if self.overwrite and self.skip_existing:
+            raise UsageError("--overwrite replaces existing outputs and --skip-existing keeps them; give one")
+        # The environment's consent (a farm's task scripts) yields to --skip-existing on the command line.
+        self.overwrite = self.overwrite or (not self.skip_existing and _env_switch(OVERWRITE_ENV))
+
+
+def _env_switch(name: str) -> bool:
+    """An environment variable read as a switch: unset or empty is off."""
+    from oxi_cli.ops.values import switch
+
+    value = os.environ.get(name, "").strip()
+    return bool(value) and switch(name, value)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oxi_cli.batch.inputs import InputItem, Inputs, expand_inputs
-from oxi_cli.batch.naming import OutputTarget, output_path, resolve_target
+from oxi_cli.batch.naming import OutputTarget, output_path, refuse_replacing, resolve_target
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
@@ -28,6 +28,7 @@ from oxi_cli.batch.trial import Trial, worth_timing
 from oxi_cli.errors import (
     BackendUnavailable,
     GpuFailure,
+    InputError,
     OxiError,
     UsageError,
     caused_by_interrupt,
@@ -61,6 +62,7 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress)
     """
     from oxi_cli.stream import execute_planned
 
+    refuse_beyond_memory(job)
     return execute_planned(
         job.ops,
         job.item.path,
@@ -73,6 +75,22 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress)
         progress=progress,
         selection=opts.selection(),
     )
+
+
+def refuse_beyond_memory(job: Job) -> None:
+    """A file over its memory budget still runs, alone (batch/schedule.py); one that needs more than this machine,
+    or this process's limit, can give is refused before it is decoded, rather than failing out of memory."""
+    from oxi_cli.plan import format_size, memory_headroom
+
+    plan = job.plan
+    if plan is None or plan.fits:
+        return
+    have, bound = memory_headroom()
+    if plan.ram_bytes > have:
+        raise InputError(
+            f"{job.item.path}: processing this {plan.width}x{plan.height} image needs {format_size(plan.ram_bytes)} "
+            f"of memory, but {format_size(have)} is {bound}; free memory or use a machine with more"
+        )
 
 
 class SerializedBackend:
@@ -124,10 +142,30 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
                 "use --name with {parent} or {stem}, or a sequence pattern"
             )
         claimed[key] = item.path
-        output_format(out, None if item.missing else item.path, opts.in_place)
+        check_out_type(opts.out_type, output_format(out, None if item.missing else item.path, opts.in_place))
         record = FileRecord(item.path, out, frame=item.frame, required=item.required)
         jobs.append(Job(index, item, out, record))
+    if not opts.skip_existing and not opts.plan_only:  # skipped outputs stay; a plan writes nothing
+        refuse_replacing([(job.item, job.output) for job in jobs], opts.overwrite)
     return jobs
+
+
+def check_out_type(out_type: str | None, out_format: str) -> None:
+    """An --out-type the output format cannot store is refused before any work (an unknown name is
+    execute.output_types' to refuse), so its error comes alone, never after a file was computed."""
+    from oxi_cli.execute import FORMAT_TYPES, OUT_TYPES
+
+    allowed = FORMAT_TYPES[out_format]
+    if out_type in (None, "same") or out_type not in OUT_TYPES or out_type in allowed:
+        return
+    usable = [t for t in allowed if t in OUT_TYPES]
+    raise UsageError(
+        f"{out_format.upper()} outputs store {_either(allowed)}, not {out_type}; use --out-type {_either(usable)}"
+    )
+
+
+def _either(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 # What any Vulkan device can hold for one piece of a plan (wgpu's default buffer limit is 256 MiB; every GPU
@@ -233,11 +271,9 @@ class Batch:
         if pending:
             self._open_backend()
         console = Console(file=self.out)
-        failed = 0
         for job in pending:
             if not self._prepare(job):
-                failed += 1
-                self.reporter.message(f"oxi: error: {job.item.path}: {job.record.error}")
+                self.reporter.message(f"oxi: error: {job.record.message()}")
                 continue
             plan = job.plan
             estimate = vars(self.raw_backend).get("estimate")  # both backends' seconds, when a job was weighed
@@ -253,7 +289,7 @@ class Batch:
             body = "\n".join([plan.summary(), *why, *(f"note: {n}" for n in plan.notes)])
             title = f"{job.item.path.name} -> {job.output.name}: {plan.strategy} on {self.backend.name}"
             console.print(Panel(body, title=title, title_align="left", expand=False))
-        return 1 if failed else 0
+        return self.report.return_code()  # as the run would end: a single file's own code (2 for bad input)
 
     def _emit_the_rest(self) -> None:
         for job in self.jobs:  # the rest: never reached, or caught between two steps by Ctrl-C
@@ -454,7 +490,8 @@ class Batch:
         except OxiError as e:
             self._fail(rec, e, str(e), e.exit_code)
         except MemoryError as e:
-            self._fail(rec, e, "out of memory; try fewer --jobs or a smaller --memory-budget", 1)
+            fewer = "fewer --jobs or " if (self.opts.jobs or 1) > 1 else ""
+            self._fail(rec, e, f"out of memory; try {fewer}a smaller --memory-budget, or free memory", 1)
         except Exception as e:  # a bug or an unexpected library failure: still one line
             from oxi_cli.io.common import one_line
 

@@ -24,6 +24,50 @@ LAYERS_HELP = (
     "or --layers=all,-right. Other channels pass through untouched."
 )
 
+def offered(values: Callable[[], Sequence[str]], incomplete: str) -> list[str]:
+    """What shell completion offers: the values starting with what was typed. Completion must never print a
+    traceback into the user's shell, so a config that cannot be read offers nothing."""
+    try:
+        known = list(values())
+    except Exception:
+        return []
+    return [v for v in dict.fromkeys(known) if v.startswith(incomplete)]
+
+
+def _backends() -> Sequence[str]:
+    from oxi_cli.backends.select import KINDS
+
+    return KINDS
+
+
+def _strategies() -> Sequence[str]:
+    from oxi_cli.plan import STRATEGIES
+
+    return STRATEGIES
+
+
+def _out_types() -> Sequence[str]:
+    from oxi_cli.execute import OUT_TYPES
+
+    return OUT_TYPES
+
+
+def _compressions() -> Sequence[str]:
+    from oxi_cli.io.exr import COMPRESSIONS
+    from oxi_cli.io.raster import TIFF_COMPRESSIONS
+
+    return [*COMPRESSIONS, *TIFF_COMPRESSIONS]
+
+
+def _completing(values: Callable[[], Sequence[str]]) -> Callable[[str], list[str]]:
+    """A Typer `autocompletion` offering `values()` (imported only when completing: --help loads no numpy)."""
+
+    def complete(incomplete: str) -> list[str]:
+        return offered(values, incomplete)
+
+    return complete
+
+
 PathsArg = Annotated[
     list[str],
     typer.Argument(
@@ -46,7 +90,10 @@ NameOpt = Annotated[
     str | None,
     typer.Option(
         "--name",
-        help="Output file names in a folder: {stem} {name} {ext} {frame} {base} {parent}, e.g. '{stem}_graded{ext}'.",
+        help="Output file names in a folder, from each input's: {name} plate.1001.exr; {stem} plate.1001 (the frame "
+        "number stays); {ext} .exr; {frame} 1001 ({frame:04d} pads it); {base} plate (the stem without its frame "
+        "number); {parent} the input's folder. '{stem}_graded{ext}' gives plate.1001_graded.exr; for a sequence, "
+        "'{base}_graded.{frame:04d}{ext}' gives plate_graded.1001.exr.",
         rich_help_panel=BATCH,
         show_default=False,
     ),
@@ -74,13 +121,14 @@ JobsOpt = Annotated[
         show_default=False,
     ),
 ]
+# Help texts are rich markup: a literal [ is written \\[ (else `[cluster]` is read as a style and vanishes).
 ClusterOpt = Annotated[
     str | None,
     typer.Option(
         "--cluster",
         envvar="OXI_CLUSTER",
         help="Run the files as tasks on a Dask cluster: tcp://host:8786 (workers from `oxi worker`), or local / "
-        "local:N worker processes here (env OXI_CLUSTER). Needs oxi[cluster].",
+        "local:N worker processes here (env OXI_CLUSTER). Needs oxi\\[cluster].",
         rich_help_panel=BATCH,
         show_default=False,
     ),
@@ -111,6 +159,7 @@ StrategyOpt = Annotated[
     typer.Option(
         "--strategy",
         help="auto (default), single, tiled or streaming; forcing one that cannot fit is an error.",
+        autocompletion=_completing(_strategies),
         rich_help_panel=BATCH,
         show_default=False,
     ),
@@ -126,6 +175,15 @@ PlanOpt = Annotated[
 SkipOpt = Annotated[
     bool,
     typer.Option("--skip-existing", help="Skip inputs whose output exists (resume a batch).", rich_help_panel=BATCH),
+]
+OverwriteOpt = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace outputs that exist already (env OXI_OVERWRITE=1). Without it, or --skip-existing, an existing "
+        "output is refused before any work: a forgotten -o must not destroy a frame.",
+        rich_help_panel=BATCH,
+    ),
 ]
 ContinueOpt = Annotated[
     bool,
@@ -146,6 +204,7 @@ BackendOpt = Annotated[
     typer.Option(
         "--backend",
         help="auto, cpu or gpu (env OXI_BACKEND). auto picks the best device found.",
+        autocompletion=_completing(_backends),
         rich_help_panel=COMPUTE,
         show_default=False,
     ),
@@ -166,6 +225,7 @@ OutTypeOpt = Annotated[
     typer.Option(
         "--out-type",
         help="Output pixel type: same (default), half, float, uint8 or uint16.",
+        autocompletion=_completing(_out_types),
         rich_help_panel=COMPUTE,
         show_default=False,
     ),
@@ -175,6 +235,7 @@ CompressionOpt = Annotated[
     typer.Option(
         "--compression",
         help="EXR codec (zip, piz, dwaa, none...); default: the input's.",
+        autocompletion=_completing(_compressions),
         rich_help_panel=COMPUTE,
         show_default=False,
     ),
@@ -223,6 +284,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "strategy": StrategyOpt,
     "plan_only": PlanOpt,
     "skip_existing": SkipOpt,
+    "overwrite": OverwriteOpt,
     "continue_on_error": ContinueOpt,
     "json": JsonOpt,
     "quiet": QuietOpt,

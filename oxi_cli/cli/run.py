@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -64,7 +65,8 @@ def run(
     opts: BatchOptions,
 ) -> None:
     with reporting(opts.debug):
-        paths, specs, settings = split_run_args(list(ctx.args))
+        own = [name for param in ctx.command.params for name in param.opts if name.startswith("--")]
+        paths, specs, settings = split_run_args(list(ctx.args), own)
         opts.apply_settings(settings)
 
     def build() -> Any:
@@ -78,14 +80,15 @@ def run(
 run.__doc__ = RUN_HELP
 
 
-def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, Any]]:
+def split_run_args(tokens: list[str], options: Sequence[str] = ()) -> tuple[list[str], list[Any], dict[str, Any]]:
     """Inputs, op specs in order (recipes expanded in place) and the recipes' settings (later ones win).
 
     Flag forms: `--op VALUE`, `--op=VALUE`, `--op:key=v:key2=v2 VALUE`. The token after a flag is always
-    its value, even when it starts with '-' (a matrix of negative numbers).
+    its value, even when it starts with '-' (a matrix of negative numbers). `options` are the command's own
+    (--json...), for the "did you mean" of an unknown flag.
     """
     from oxi_cli.errors import UsageError
-    from oxi_cli.ops.values import pairs
+    from oxi_cli.ops.values import did_you_mean, pairs
     from oxi_cli.recipe import OpSpec, load_recipe
 
     paths: list[str] = []
@@ -110,7 +113,8 @@ def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, A
                 raise UsageError(f"{CONFIG_FLAG} needs a config file or ocio:// URI")
             continue
         if flag != RECIPE_FLAG and flag not in OP_FLAGS:
-            raise UsageError(f"unknown option {flag}; see `oxi run --help` for the operations")
+            hint = did_you_mean(flag, [*OP_FLAGS, CONFIG_FLAG, RECIPE_FLAG, *options])
+            raise UsageError(f"unknown option {flag}{hint} (see `oxi run --help` for the operations)")
         assert m is not None
         modifiers, inline = m.group(2), m.group(3)
         if inline is None:

@@ -4,12 +4,35 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from oxi_cli.errors import UsageError
 from oxi_cli.ops.step import FLAG, Param, Step, StepArgs
 
 CONFIG = Param("config", "OCIO config: a file or ocio://... (default: $OCIO, else ocio://default).")
+
+
+def _config_names(kind: str) -> Callable[[Mapping[str, Any]], list[str]]:
+    """A Param's `complete`: the names of `kind` (spaces, displays, views, looks) in the config given so far
+    (else $OCIO, else OCIO's default); views are those of the display given, when there is one."""
+
+    def names(given: Mapping[str, Any]) -> list[str]:
+        from oxi_cli.formats.ocio_config import listing, open_config
+
+        info = listing(open_config(given.get("config")))
+        if kind == "spaces":
+            spaces = info["colorspaces"]
+            return [cs["name"] for cs in spaces] + [a for cs in spaces for a in cs["aliases"]] + list(info["roles"])
+        if kind == "displays":
+            return list(info["displays"])
+        if kind == "views":
+            views = info["displays"]
+            shown = [views[given["display"]]] if given.get("display") in views else views.values()
+            return list(dict.fromkeys(v for vs in shown for v in vs))
+        return list(info["looks"])
+
+    return names
 
 
 def conversion_ops(conversion: Any) -> list[Any]:
@@ -59,13 +82,26 @@ def _colorspace(args: StepArgs) -> list[Any]:
 
     config = args.text("config")
     if "from" in args or "to" in args or "spaces" not in args:
-        if "from" not in args or "to" not in args:
-            raise UsageError(f"give {args.label('from')} and {args.label('to')} (colour space names, aliases or "
-                             f"roles){', or --list' if args.command else ''}")
+        listed = ", or --list" if args.command else ""
+        _refuse_missing(args, ("from", "to"), f"colour space names, aliases or roles{listed}")
         source, target = str(args.text("from")), str(args.text("to"))
     else:
         source, target = split_names(args.raw("spaces"), 2, config, args.label("spaces"))
     return conversion_ops(Conversion(source, target, config=config))
+
+
+def _refuse_missing(args: StepArgs, names: tuple[str, ...], hint: str) -> None:
+    """Say which of the values a step takes together are missing (`display is missing --view`)."""
+    missing = [args.label(n) for n in names if n not in args]
+    if not missing:
+        return
+    if len(missing) < len(names):
+        hint = f"it needs {_listed([args.label(n) for n in names])} together; {hint}"
+    raise UsageError(f"{args.step.name} is missing {_listed(missing)} ({hint})")
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _display(args: StepArgs) -> list[Any]:
@@ -74,9 +110,7 @@ def _display(args: StepArgs) -> list[Any]:
 
     config = args.text("config")
     if "from" in args or "view" in args or args.command:
-        if not ("from" in args and "view" in args and "display" in args):
-            labels = ", ".join(args.label(n) for n in ("from", "display", "view"))
-            raise UsageError(f"display needs {labels} (`oxi colorspace --list` shows them)")
+        _refuse_missing(args, ("from", "display", "view"), "`oxi colorspace --list` shows them")
         source, display, view = str(args.text("from")), str(args.text("display")), str(args.text("view"))
     else:
         source, display, view = split_names(args.raw("display"), 3, config, args.label("display"))
@@ -108,8 +142,8 @@ COLORSPACE = Step(
     summary="Convert between two colour spaces of an OpenColorIO config.",
     value=Param("spaces", "FROM:TO colour spaces.", option="", metavar="FROM:TO"),
     params=(
-        Param("from", "Input colour space.", option="--from"),
-        Param("to", "Output colour space.", option="--to"),
+        Param("from", "Input colour space.", option="--from", complete=_config_names("spaces")),
+        Param("to", "Output colour space.", option="--to", complete=_config_names("spaces")),
         CONFIG,
     ),
     build=_colorspace,
@@ -132,11 +166,11 @@ to OCIO's CPU processor, with a warning.
 DISPLAY = Step(
     "display",
     summary="Render an OpenColorIO display/view transform (or its inverse).",
-    value=Param("display", "OCIO display.", metavar="FROM:DISPLAY:VIEW"),
+    value=Param("display", "OCIO display.", metavar="FROM:DISPLAY:VIEW", complete=_config_names("displays")),
     params=(
-        Param("from", "Scene colour space of the input."),
-        Param("view", "View of that display."),
-        Param("look", "Look(s) to apply, as OCIO: 'a, -b'."),
+        Param("from", "Scene colour space of the input.", complete=_config_names("spaces")),
+        Param("view", "View of that display.", complete=_config_names("views")),
+        Param("look", "Look(s) to apply, as OCIO: 'a, -b'.", complete=_config_names("looks")),
         Param("inverse", "From the display encoding back to --from.", kind=FLAG),
         CONFIG,
     ),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import AxisStep, Box, ImageOp
 from oxi_cli.ops.place import Place
-from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs
+from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs, choices
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
@@ -397,8 +397,10 @@ STEP = Step(
         Param("height", "Output height; width keeps the aspect."),
         Param("scale", "Scale for both sides: 50% or 0.5."),
         Param("fit", "For a WxH box: fit (aspect kept, windows as oiiotool --fit), pad (bars of 0), "
-              "fill (cover, crop the overflow) or stretch (exactly WxH).", default=FIT_DEFAULT),
-        Param("filter", "lanczos3, catmull-rom, mitchell, triangle or box.", default="lanczos3"),
+              "fill (cover, crop the overflow) or stretch (exactly WxH).", default=FIT_DEFAULT,
+              complete=choices(*FIT_MODES)),
+        Param("filter", "lanczos3, catmull-rom, mitchell, triangle or box.", default="lanczos3",
+              complete=choices(*FILTER_RADIUS)),
         Param("force", "Allow more than 8x or 32768 pixels a side.", kind=FLAG),
     ),
     build=_build,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oxi_cli.errors import UsageError
-from oxi_cli.ops.values import numbers, pairs, shown, switch
+from oxi_cli.ops.values import did_you_mean, numbers, pairs, shown, switch
 
 TEXT, FLAG = "text", "flag"
 
@@ -25,10 +25,17 @@ class Param:
     default: Any = None
     option: str | None = None
     metavar: str | None = None
+    # The values shell completion offers, given the step's values typed so far (by parameter name).
+    complete: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
 
     @property
     def flag(self) -> str:
         return self.option if self.option is not None else "--" + self.name.replace("_", "-")
+
+
+def choices(*names: str) -> Callable[[Mapping[str, Any]], Sequence[str]]:
+    """A Param's `complete` for a fixed set of values."""
+    return lambda given: names
 
 
 class SideFiles(Protocol):
@@ -84,7 +91,8 @@ class Step:
             given, value = {**pairs(value, r"[\s;]+"), **given}, None
         unknown = sorted(set(given) - set(names))
         if unknown:
-            raise UsageError(f"{self.name} has no parameter {shown(unknown[0])}; it takes {', '.join(names)}")
+            raise UsageError(f"{self.name} has no parameter {shown(unknown[0])}{did_you_mean(unknown[0], names)} "
+                             f"(it takes {', '.join(names)})")
         if value is not None and value != "":  # `--resize:width=512 ""`: the parameters say it all
             given[self.value.name] = value
         return given
