@@ -91,7 +91,8 @@ def timed_runs(cmd: list[str], runs: int, env: dict[str, str]) -> float:
 
 
 def env_with(**extra: str) -> dict[str, str]:
-    return {**os.environ, "COLUMNS": "200", **extra}
+    """The environment every timed command runs in: each repeats into the same output (OXI_OVERWRITE)."""
+    return {**os.environ, "COLUMNS": "200", "OXI_OVERWRITE": "1", **extra}
 
 
 def service_status(oxi: list[str]) -> dict[str, Any]:
@@ -116,16 +117,28 @@ def calls(args: argparse.Namespace, oxi: list[str], oiio: list[str] | None, work
             row["served"] = timed_runs(cmd, args.runs, env_with(OXI_SERVER="on"))
             row["served/oiiotool"] = ratio(row["served"], row["oiiotool"])
             row["served/own"] = ratio(row["served"], row["own process"])
+            row["inside"] = job_stages([*cmd, "--json"], env_with(OXI_SERVER="on"))
             rows.append(row)
             print(f"  {size} {name}: {row}", file=sys.stderr)
     print_table(
-        "Per call, each an oxi command (median of runs, second and later calls)",
-        ["size", "job", "oiiotool s", "own process s", "served s", "served / oiiotool", "target", "served / own"],
+        "Per call, each an oxi command (median of runs, second and later calls); the served job's own stages",
+        ["size", "job", "oiiotool s", "own process s", "served s", "served / oiiotool", "target", "served / own",
+         "job s (read, compute, write)"],
         [[r["size"], r["job"], fmt_s(r["oiiotool"]), fmt_s(r["own process"]), fmt_s(r["served"]),
-          fmt_ratio(r["served/oiiotool"]), fmt_ratio(r["target"]), fmt_ratio(r["served/own"])] for r in rows],
-        left=(0, 1),
+          fmt_ratio(r["served/oiiotool"]), fmt_ratio(r["target"]), fmt_ratio(r["served/own"]), r["inside"]]
+         for r in rows],
+        left=(0, 1, 8),
     )
     return rows
+
+
+def job_stages(cmd: list[str], env: dict[str, str]) -> str:
+    """What one served run's --json record says the job itself took: its seconds and stages."""
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    record = json.loads(done.stdout.splitlines()[-1])
+    stages = record.get("stages") or {}
+    parts = ", ".join(f"{stages[k]:.3f}" for k in ("read", "compute", "write") if k in stages)
+    return f"{record.get('seconds', 0):.3f} ({parts})"
 
 
 def auto(args: argparse.Namespace, oxi: list[str], work: Path) -> list[dict[str, Any]]:

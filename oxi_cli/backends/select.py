@@ -300,6 +300,13 @@ def gpu_held(device: int | None = None) -> bool:
     return bool(held) if device is None else device in held
 
 
+def held_devices() -> list[str]:
+    """Names of the GPU adapters this process holds a device on."""
+    backend = sys.modules.get("oxi_cli.backends.gpu.backend")
+    described = getattr(backend, "opened_names", None)
+    return described() if described is not None else []
+
+
 def hold_gpu() -> None:
     """For a long-lived process (a service worker): open the GPU `auto` would use, in the background, so the
     jobs that follow weigh it as started (no device-opening cost) and find it ready. Nothing where there is no

@@ -57,6 +57,7 @@ def describe(found: dict) -> str:
     lines = [
         f"oxi service: running, pid {found['pid']}, up {_duration(found['uptime_seconds'])}, "
         f"{found['jobs_served']} jobs served ({found['jobs_running']} running)",
+        f"  devices {', '.join(found['devices']) or 'the CPU only (no GPU held)'}",
         f"  workers {found['workers']}, memory {found['memory_bytes'] / mib:.0f} MiB, budget "
         f"{found['budget_in_use_bytes'] / mib:.0f} of {found['budget_bytes'] / mib:.0f} MiB in use",
         f"  idle {_duration(found['idle_seconds'])} (exits after {_duration(found['idle_exit_seconds'])} idle)",

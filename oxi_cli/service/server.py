@@ -47,6 +47,7 @@ class Worker:
     idle_since: float = field(default_factory=time.monotonic)
     jobs: int = 0
     tickets: dict[int, tuple[int, bool]] = field(default_factory=dict)  # ticket -> (bytes, granted)
+    devices: list[str] = field(default_factory=list)  # GPUs it holds open, as it said after its last job
 
 
 def log(message: str) -> None:
@@ -243,6 +244,7 @@ class Dispatcher:
             worker.tickets.pop(int(message["release"]), None)
         elif "done" in message:
             worker.busy = False
+            worker.devices = [str(d) for d in message.get("devices", [])][:8]
             worker.idle_since = self.idle_since = time.monotonic()
             worker.tickets.clear()
             if not message.get("reusable", False):
@@ -327,6 +329,7 @@ class Dispatcher:
             "jobs_queued": len(self.queue),
             "busy_worker_pids": [w.pid for w in self.workers.values() if w.busy],
             "workers": len(self.workers),
+            "devices": sorted({d for w in self.workers.values() for d in w.devices}),
             "memory_bytes": sum(_rss(pid) for pid in pids),
             "budget_bytes": self.budget,
             "budget_in_use_bytes": self.in_use(),

@@ -189,6 +189,12 @@ def _fresh_process_state() -> None:
     execute.reset_warnings()
 
 
+def _devices() -> list[str]:
+    from oxi_cli.backends.select import held_devices
+
+    return held_devices()
+
+
 def _hold_devices() -> None:
     """Between jobs, open the GPU `auto` would use (in the background), so the next jobs find it warm and weigh
     it so: only a long-lived process gains from holding it (the one-shot command opens it only when a job
@@ -232,7 +238,7 @@ def serve(channel: socket.socket) -> None:
         if reusable and message.get("hold_gpu"):
             _hold_devices()
         with contextlib.suppress(OSError):
-            protocol.send(channel, {"done": True, "reusable": reusable})
+            protocol.send(channel, {"done": True, "reusable": reusable, "devices": _devices()})
         if not reusable:
             break
     os._exit(0)

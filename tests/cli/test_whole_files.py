@@ -135,7 +135,7 @@ def multiview(tmp_path: Path) -> Path:
 
 def _graded(tmp_path: Path, src: Path, *extra: str) -> tuple[dict, dict]:
     out = tmp_path / "graded.exr"
-    run = run_oxi("cdl", str(src), str(out), "--slope", "2", *extra)
+    run = run_oxi("cdl", str(src), str(out), "--slope", "2", "--overwrite", *extra)
     assert run.returncode == 0, run.stderr
     return read_exr(src)[1], read_exr(out)[1]
 

@@ -133,6 +133,11 @@ def opened_adapters() -> list[int]:
     return sorted(_CONTEXTS)
 
 
+def opened_names() -> list[str]:
+    """The names of the adapters this process has a device open on."""
+    return [_CONTEXTS[i].info.name for i in sorted(_CONTEXTS)]
+
+
 def open_adapter(index: int) -> _Context:
     """Open adapter `index` once per process (device requested with the adapter's own limits); a second thread
     asking meanwhile waits for the first's device rather than opening another."""
