@@ -245,3 +245,32 @@ def test_a_service_of_another_build_is_never_used(env, plate, tmp_path):
     assert oxi(other, "cdl", str(plate), str(tmp_path / "a.exr"), "--slope", "2").returncode == 0
     mine, theirs = status(env), status(other)
     assert mine["pid"] != theirs["pid"] and theirs["other_builds"] >= 1
+
+
+def _on_a_terminal(env: dict, args: list[str]) -> bytes:
+    """What `oxi ARGS` writes to a terminal (a pseudo-terminal here), until it exits."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([*OXI_CMD, *args], env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=300) == 0, b"".join(chunks)[-2000:]
+    return b"".join(chunks)
+
+
+def test_a_progress_bar_shows_on_a_terminal_through_the_service_as_in_a_process_of_its_own(env, big, tmp_path):
+    shown = {}
+    for mode in ("off", "on"):
+        shown[mode] = _on_a_terminal({**env, "OXI_SERVER": mode, "TERM": "xterm-256color"},
+                                     ["blur", str(big), str(tmp_path / f"{mode}.exr"), "--sigma", "4"])
+    first_frame = b"\x1b[?25l\x1b[1m0/1 files"  # rich hides the cursor and draws the bar's first state
+    assert shown["off"].startswith(first_frame) and shown["on"].startswith(first_frame)
+    assert b"1/1 files" in shown["off"] and b"1/1 files" in shown["on"]
