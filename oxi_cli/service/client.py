@@ -15,7 +15,8 @@ from oxi_cli.service import link, paths
 START_SECONDS = 60.0  # how long `on` waits for a new service (its first start compiles bytecode)
 # Commands that run here whatever the mode: the service's own controls, and a Dask worker that lives for hours.
 LOCAL_COMMANDS = ("server", "worker")
-_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
+# Forwarded to the job as its Ctrl-C (a closed terminal's SIGHUP too; Windows has no SIGHUP).
+_SIGNALS = tuple(getattr(_signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(_signal, name))
 
 
 def main() -> None:
