@@ -31,16 +31,21 @@ class Budget:
     waiting: dict[int, threading.Event] = field(default_factory=dict)
     held: list[tuple[int, int]] = field(default_factory=list)  # (ticket, bytes) granted and not yet released
     counter: int = 0
+    gone: bool = False  # the dispatcher closed its end
 
     def acquire(self, nbytes: int, cancelled: Any) -> None:
         with self.lock:
             self.counter += 1
             ticket = self.counter
             event = self.waiting[ticket] = threading.Event()
-            protocol.send(self.channel, {"admit": int(nbytes), "ticket": ticket})
+            if self.gone:
+                event.set()
+            else:
+                with contextlib.suppress(OSError):
+                    protocol.send(self.channel, {"admit": int(nbytes), "ticket": ticket})
         while not event.wait(0.1):
             if cancelled():
-                with self.lock:
+                with self.lock, contextlib.suppress(OSError):
                     del self.waiting[ticket]
                     protocol.send(self.channel, {"release": ticket})
                 raise KeyboardInterrupt
@@ -52,13 +57,22 @@ class Budget:
         with self.lock:
             ticket = next(t for t, n in self.held if n == int(nbytes))
             self.held.remove((ticket, int(nbytes)))
-            protocol.send(self.channel, {"release": ticket})
+            if not self.gone:
+                with contextlib.suppress(OSError):
+                    protocol.send(self.channel, {"release": ticket})
 
     def granted(self, ticket: int) -> None:
         with self.lock:
             event = self.waiting.get(ticket)
         if event is not None:
             event.set()
+
+    def lost(self) -> None:
+        """The dispatcher is gone: nobody grants any more, so files waiting go ahead (their job finishes)."""
+        with self.lock:
+            self.gone = True
+            for event in self.waiting.values():
+                event.set()
 
 
 class _Job:
@@ -226,6 +240,7 @@ def serve(channel: socket.socket) -> None:
                     jobs.put((message, fds))
         except (OSError, protocol.ProtocolError):
             pass
+        budget.lost()
         jobs.put(None)
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only a job's own client interrupts this process
