@@ -333,15 +333,20 @@ class Dispatcher:
             "memory_bytes": sum(_rss(pid) for pid in pids),
             "budget_bytes": self.budget,
             "budget_in_use_bytes": self.in_use(),
+            "files_waiting": sum(1 for w, t in self.waiting if t in w.tickets and not w.tickets[t][1]),
             "idle_exit_seconds": self.idle_limit,
             "log": paths.log_path(),
         }
 
 
 def _budget() -> int:
+    """OXI_SERVER_BUDGET (a size such as 24G), else what a batch's --jobs would share (OXI_MEMORY_BUDGET, else
+    half the memory available now)."""
     from oxi_cli.batch.schedule import memory_budget
+    from oxi_cli.plan import parse_bytes
 
-    return memory_budget(None)
+    given = os.environ.get("OXI_SERVER_BUDGET")
+    return parse_bytes(given, "OXI_SERVER_BUDGET") if given else memory_budget(None)
 
 
 def _rss(pid: int) -> int:

@@ -274,3 +274,30 @@ def test_a_progress_bar_shows_on_a_terminal_through_the_service_as_in_a_process_
     first_frame = b"\x1b[?25l\x1b[1m0/1 files"  # rich hides the cursor and draws the bar's first state
     assert shown["off"].startswith(first_frame) and shown["on"].startswith(first_frame)
     assert b"1/1 files" in shown["off"] and b"1/1 files" in shown["on"]
+
+
+def test_files_of_concurrent_clients_are_admitted_against_one_memory_budget(tmp_path):
+    rng = np.random.default_rng(4)
+    plate = tmp_path / "hd.exr"
+    channels = {c: rng.uniform(0, 2, (1080, 1920)).astype(np.float16) for c in "RGBA"}
+    OpenEXR.File({"compression": OpenEXR.ZIP_COMPRESSION, "type": OpenEXR.scanlineimage}, channels).write(str(plate))
+    run = tmp_path / "runtime"
+    run.mkdir(mode=0o700)
+    # A budget smaller than any one file: each runs alone (as --jobs admits them), the others wait their turn.
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run), "OXI_SERVER": "on", "OXI_BACKEND": "cpu",
+           "OXI_SERVER_BUDGET": "1M"}
+    try:
+        procs = [subprocess.Popen([*OXI_CMD, "blur", str(plate), str(tmp_path / f"o{i}.exr"), "--sigma", "2"],
+                                  env=env, stderr=subprocess.PIPE) for i in range(4)]
+        waited = in_use = 0
+        while any(p.poll() is None for p in procs):
+            found = status(env)
+            if found["running"]:
+                waited = max(waited, found["files_waiting"])
+                in_use = max(in_use, found["budget_in_use_bytes"])
+            time.sleep(0.02)
+        assert [p.returncode for p in procs] == [0] * 4, [p.stderr.read() for p in procs]
+        assert waited >= 1  # a file waited for another's memory rather than running beside it
+        assert status(env)["budget_bytes"] == 1 << 20
+    finally:
+        oxi(env, "server", "stop")
