@@ -81,8 +81,13 @@ def _service(start: bool) -> tuple[object, str] | None:
 def _run_there(sock: object, key: str, args: list[str]) -> int | None:
     """Send the job with our standard streams and forward Ctrl-C; its exit status, or None to run it here
     (the service refused it or could not take our streams). A service that dies mid-job is said in one line."""
+    try:
+        cwd = os.getcwd()
+    except OSError:  # a working folder deleted under us: a run of our own meets it as the user would
+        sock.close()
+        return None
     request = {
-        "op": "run", "protocol": 1, "key": key, "argv": args, "cwd": os.getcwd(), "env": dict(os.environ),
+        "op": "run", "protocol": 1, "key": key, "argv": args, "cwd": cwd, "env": dict(os.environ),
         "umask": _umask(), "streams": link.stdio_encodings(), "prog": _program_name(),
     }
     try:

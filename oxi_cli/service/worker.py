@@ -100,12 +100,19 @@ class _Job:
             self.interrupted.set()
             signal.pthread_kill(main, signal.SIGINT)
 
-    def run(self) -> int:
+    def run(self) -> int | None:
+        """The job's exit status, sent to the client; None when its state could not be taken on (a working
+        folder that no longer exists, an unknown encoding): the client is told to run the job itself."""
         saved = _Saved()
         watcher = threading.Thread(target=self.watch, name="oxi-client-watch", daemon=True)
         code = 1
         try:
             _enter(self.request, self.stdio)
+        except (OSError, LookupError) as e:
+            saved.restore()
+            self._end({"refused": f"cannot take on the client's state: {e}"})
+            return None
+        try:
             watcher.start()
             from oxi_cli.cli.main import run_command
 
@@ -124,13 +131,16 @@ class _Job:
             with contextlib.suppress(Exception):
                 sys.stderr.flush()
             saved.restore()
+        self._end({"exit": code})
+        return code
+
+    def _end(self, reply: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
-            protocol.send(self.client, {"exit": code})
+            protocol.send(self.client, reply)
         self.client.close()
         for fd in self.stdio:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        return code
 
 
 class _Saved:

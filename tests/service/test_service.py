@@ -301,3 +301,16 @@ def test_files_of_concurrent_clients_are_admitted_against_one_memory_budget(tmp_
         assert status(env)["budget_bytes"] == 1 << 20
     finally:
         oxi(env, "server", "stop")
+
+
+def test_a_client_whose_working_folder_is_gone_runs_its_job_itself(env, plate, tmp_path):
+    found = []
+    for mode in ("off", "on"):
+        gone = tmp_path / f"gone-{mode}"
+        gone.mkdir()
+        out = tmp_path / f"o-{mode}.exr"
+        script = f"cd {gone} && rmdir {gone} && exec {' '.join(OXI_CMD)} cdl {plate} {out} --slope 2"
+        done = subprocess.run(["bash", "-c", script], env={**env, "OXI_SERVER": mode}, capture_output=True,
+                              timeout=300)
+        found.append((done.returncode, done.stderr, out.read_bytes() if out.exists() else None))
+    assert found[0] == found[1] and found[0][0] == 0
