@@ -481,8 +481,8 @@ class Batch:
             self.reporter.fraction(job.index, job.nbytes, done, total)
 
         try:
-            assert job.footprint is not None
-            with admitted(job.footprint.ram, self.cancel.is_set):  # the service's budget, shared with other jobs
+            needs = job.footprint.ram if job.footprint is not None else 0  # a cluster's files: its workers admit
+            with admitted(needs, self.cancel.is_set):  # the service's budget, shared with other jobs
                 result = self._process(job, progress)
             self._fill(job, result)
         except KeyboardInterrupt:
