@@ -1,4 +1,4 @@
-"""Unpremultiply and re-premultiply by alpha around each run of colour ops (`--unpremult`), as OIIO does."""
+"""Unpremultiply and re-premultiply by alpha around each run of colour ops (`--unpremult`); alpha-0 pixels kept."""
 
 from __future__ import annotations
 
@@ -51,10 +51,9 @@ class UnpremultipliedOnHost(ColorOp):
     on the host as Unpremult, the op and Repremult would: the executor runs it between device programs, so it
     cannot sit inside one."""
 
-    name: ClassVar[str] = "unpremultiplied"
-
     def __init__(self, op: ColorOp) -> None:
         self.op = op
+        self.name = f"unpremultiplied {op.name}"  # type: ignore[misc]  # reports say which op
 
     def __repr__(self) -> str:
         return f"UnpremultipliedOnHost({self.op!r})"
@@ -75,7 +74,7 @@ class UnpremultipliedOnHost(ColorOp):
         return self.op.work(width, height, channels) + 8.0 * width * height
 
     def apply_on_host(self, planes: Sequence[np.ndarray]) -> None:
-        """R, G, B (and alpha, when the layer has it) in place."""
+        """R, G, B in place; alpha (a fourth plane, when the layer has it) is read only."""
         import numpy as np
 
         if len(planes) < 4:
