@@ -225,11 +225,12 @@ def _segments(ops: Sequence[Op]) -> list[list[Op]]:
     return segments
 
 
-def _on_host(backend: Backend, handle: object, op: ColorOp, half: bool) -> object:
+def _on_host(backend: Backend, handle: object, op: ColorOp, half: bool, has_alpha: bool) -> object:
     """A colour op no kernel runs: its planes come to the host (the CPU backend's own, in place), the op
-    transforms R, G, B there and the result goes back as the next handle."""
+    transforms R, G, B there (given alpha too when it reads it and the layer has it) and the result goes back
+    as the next handle."""
     planes = backend.download_planes(handle, np.float32)
-    op.apply_on_host(planes[:3])
+    op.apply_on_host(planes[:4] if has_alpha and op.touches_alpha() else planes[:3])
     return backend.upload(planes, adopt=True, half=half)
 
 
@@ -253,7 +254,7 @@ def run_chain(
     for k, segment in enumerate(segments):
         first = segment[0]
         if isinstance(first, ColorOp) and not first.runs_natively():
-            handle = _on_host(backend, handle, first, half_result and k == len(segments) - 1)
+            handle = _on_host(backend, handle, first, half_result and k == len(segments) - 1, has_alpha)
         elif isinstance(first, ColorOp):
             backend.color_chain(handle, handle, segment, has_alpha)  # type: ignore[arg-type]
         else:

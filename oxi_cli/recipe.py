@@ -24,7 +24,7 @@ STEPS: dict[str, Step] = {
 # become dashes), and an option given on the command line wins over the recipe.
 SETTINGS: dict[str, tuple[str, ...]] = {
     "output": ("name", "out_type", "compression"),
-    "run": ("backend", "jobs", "memory_budget", "threads"),
+    "run": ("backend", "jobs", "memory_budget", "threads", "unpremult"),
 }
 # What each setting holds, as TOML spells it, with an example for the error message.
 SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
@@ -35,6 +35,7 @@ SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "jobs": ((int,), "an integer, e.g. jobs = 2"),
     "memory_budget": ((str, int), 'a size, e.g. memory_budget = "8G"'),
     "threads": ((int,), "an integer, e.g. threads = 8"),
+    "unpremult": ((bool,), "true or false, e.g. unpremult = true"),
 }
 
 
@@ -82,6 +83,7 @@ class Chain:
 
     steps: list[Any] = field(default_factory=list)
     sources: dict[int, str] = field(default_factory=dict)  # id(op) -> file it came from, for --json
+    unpremult: bool = False  # --unpremult: colour ops grade unpremultiplied colour (ops/premult.py)
 
     def computes_anything(self) -> bool:
         """False when every step leaves the pixels as they are at any image size (a copy, an identity CDL)."""
@@ -97,6 +99,10 @@ class Chain:
                 if hasattr(op, "out_size"):
                     width, height = op.out_size(width, height)
             ops.extend(new)
+        if self.unpremult:
+            from oxi_cli.ops.premult import unpremultiplied
+
+            return unpremultiplied(ops)
         return ops
 
     def describe(self, ops: Sequence[Any]) -> list[dict[str, Any]]:
@@ -118,10 +124,10 @@ class Chain:
                 self.sources[id(op)] = str(sources[0])
 
 
-def compile_chain(specs: Sequence[OpSpec], force: bool = False) -> Chain:
+def compile_chain(specs: Sequence[OpSpec], force: bool = False, unpremult: bool = False) -> Chain:
     """Check every step and load its files once, before any image is touched; `force` (oxi run --force)
-    lets every resize go past the upscale guard."""
-    chain = Chain()
+    lets every resize go past the upscale guard; `unpremult`: colour ops grade unpremultiplied colour."""
+    chain = Chain(unpremult=unpremult)
     for spec in specs:
         try:
             _compile_one(chain, spec, force)
@@ -144,11 +150,11 @@ def _compile_one(chain: Chain, spec: OpSpec, force: bool = False) -> None:
     chain.add(step.build(args), args.sources)
 
 
-def command_chain(step: Step, values: Mapping[str, Any]) -> Chain:
+def command_chain(step: Step, values: Mapping[str, Any], unpremult: bool = False) -> Chain:
     """The chain of a step's own command (`oxi cdl ...`): its options, by parameter name."""
     given = {name: v for name, v in values.items() if v is not None and v is not False}
     args = StepArgs(step, given, FILES, command=True)
-    chain = Chain()
+    chain = Chain(unpremult=unpremult)
     chain.add(step.build(args), args.sources)
     return chain
 
@@ -240,7 +246,7 @@ def _setting(path: Path, table: str, key: str, value: Any) -> Any:
     from oxi_cli.limits import MAX_JOBS, max_threads
 
     kinds, wanted = SETTING_TYPES[key]
-    if isinstance(value, bool) or not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise FormatError(path, None, f"[{table}] {key} must be {wanted}; got {shown(value)}")
     limits = {"threads": max_threads(), "jobs": MAX_JOBS}
     if key in limits and not 1 <= value <= limits[key]:

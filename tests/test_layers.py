@@ -34,7 +34,8 @@ LAYERS = {
     "oxi_cli.service": 0,  # paths, protocol, link, control: the standard library only
     "oxi_cli": 0,
 }
-OP_CLASSES = {"Blur", "Resize", "Place", "Lut1d", "Lut3d", "Cdl", "Matrix"}
+OP_CLASSES = {"Blur", "Resize", "Place", "Lut1d", "Lut3d", "Cdl", "Matrix", "Unpremult", "Repremult",
+              "UnpremultipliedOnHost"}
 # Where op classes may be named: their home, the kernels that run them, the file readers that build them, and
 # (until each op declares its own parameters) recipe.py's builders that turn flags and TOML into op values.
 MAY_NAME_OPS = ("oxi_cli.ops", "oxi_cli.backends", "oxi_cli.formats", "oxi_cli.recipe")

@@ -3,7 +3,8 @@
 // backend's colour interpreter runs it; each op's maths lives in its own file below. CHAIN holds one
 // `x = op_<code name>(x, ops[j]);` line per op (ops/codes.py: wgsl_entry), so the pipeline is specialised on
 // the op codes. There is no switch and no default branch: a code without its `op_` function below is a
-// shader that does not compile, never another op's maths. ALPHA: some matrix reads and writes channel 3.
+// shader that does not compile, never another op's maths. ALPHA: some op reads or writes channel 3 (a 4x4
+// matrix, un/premultiplying); otherwise it is 1 here.
 #include "common.wgsl"
 #include "pixels.wgsl"
 #include "program.wgsl"
@@ -17,6 +18,7 @@
 #include "range.wgsl"
 #include "exposure_contrast.wgsl"
 #include "aces2.wgsl"
+#include "premult.wgsl"
 
 // One function per op code of ops/codes.py, named after it: (r, g, b, a) and the op's program row in, the
 // pixel out. tests/backends/test_op_codes.py checks the two lists are the same.
@@ -46,6 +48,11 @@ fn op_aces2_output(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> {
 }
 fn op_matrix_scale(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> { return vec4<f32>(matrix_scale(x, op.y).xyz, x.w); }
 fn op_matrix_scale_rgba(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> { return matrix_scale(x, op.y); }
+fn op_unpremult(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> { return unpremult(x); }
+fn op_repremult(x: vec4<f32>, op: vec4<u32>) -> vec4<f32> { return repremult(x); }
+
+// The pixel as it entered the chain (alpha 1 without ALPHA): op_repremult gives back what entered with alpha 0.
+var<private> source: vec4<f32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -69,6 +76,7 @@ $$ if ALPHA
 $$ else
     var x = vec4<f32>(px.xyz, 1.0);
 $$ endif
+    source = x;
 {{CHAIN}}
 $$ if ALPHA
     store_px(p, x, true);

@@ -44,6 +44,7 @@ class BatchOptions:
     part: str | None = None
     layers: str | None = None
     mip_level: int | None = None
+    unpremult: bool | None = None  # None: a recipe's [run] unpremult, else off
     debug: bool = False
 
     def apply_settings(self, settings: dict[str, object]) -> None:

@@ -267,6 +267,21 @@ MipLevelOpt = Annotated[
         show_default=False,
     ),
 ]
+UnpremultOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--unpremult/--no-unpremult",
+        help="Grade premultiplied pixels (CG renders) unpremultiplied: R, G, B divided by alpha before each run of "
+        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha, and pixels whose alpha "
+        "is 0, left as they are), as oiiotool's unpremult=1 and Nuke's (un)premult. Default off: the stored values "
+        "are graded, as OCIO, oiiotool and Nuke's OCIO nodes do; a recipe's \\[run] unpremult = true turns it on. "
+        "Use it on CG renders with alpha for grades with offsets, powers, LUTs or saturation (a pure slope or "
+        "matrix gives the same either way). Resize and blur need none. "
+        "E.g. oxi cdl cg.exr out.exr --slope 1.2,1,0.8 --offset 0.02 --unpremult",
+        rich_help_panel=PARTS,
+        show_default=False,
+    ),
+]
 DebugOpt = Annotated[
     bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=MESSAGES)
 ]
@@ -297,6 +312,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "part": PartOpt,
     "layers": LayersOpt,
     "mip_level": MipLevelOpt,
+    "unpremult": UnpremultOpt,
     "debug": DebugOpt,
 }
 

@@ -52,6 +52,8 @@ Examples:
   oxi run shots/*.exr -o dailies/ --cdl:style=asc grade.cc --lut3d show.cube --resize:filter=box 50% -j 2
   oxi run --recipe dailies.toml 'plate.####.exr' -o 'out/plate.####.exr' --frames 1001-1100 --json
   oxi run renders/ -o half/ --recursive --out-type half --compression dwaa       # re-encode only
+  oxi run cg.exr out.exr --cdl look.cc --resize 50% --lut3d show.cube --unpremult
+      (a premultiplied render: each colour run graded unpremultiplied, the resize on premultiplied pixels)
 """
 
 
@@ -72,7 +74,7 @@ def run(
     def build() -> Any:
         from oxi_cli.recipe import compile_chain
 
-        return compile_chain(specs, force=force)
+        return compile_chain(specs, force=force, unpremult=bool(opts.unpremult))
 
     run_command(paths, opts, build)
 

@@ -58,7 +58,7 @@ def step_command(step: Step) -> Callable[..., None]:
         def build() -> Any:
             from oxi_cli.recipe import command_chain
 
-            return command_chain(step, {keys[k]: v for k, v in values.items()})
+            return command_chain(step, {keys[k]: v for k, v in values.items()}, unpremult=bool(opts.unpremult))
 
         run_command(paths or [], opts, build)
 

@@ -63,7 +63,8 @@ class ColorOp:
         return True
 
     def apply_on_host(self, rgb: Sequence[np.ndarray]) -> None:
-        """Transform float32 R, G, B planes in place (only ops that do not run natively)."""
+        """Transform float32 R, G, B planes in place (only ops that do not run natively); an op that
+        `touches_alpha` gets the layer's alpha as a fourth plane where it has one."""
         raise NotImplementedError
 
 

@@ -109,6 +109,7 @@ Examples:
   oxi cdl plate.exr graded.exr --cdl look.cc --sat 1.1 --style asc
   oxi cdl shots/ -o graded/ --cdl look.cc --jobs 2 --skip-existing
   oxi cdl 'plate.####.exr' -o 'graded.####.exr' --frames 1001-1100 --cdl look.cc
+  oxi cdl cg.exr graded.exr --cdl look.cc --unpremult        # a premultiplied CG render with alpha
 \b
 noclamp (default, OCIO CDL_NO_CLAMP): v = in*slope+offset; v**power where v > 0; sat around Rec.709 luma.
 asc (OCIO CDL_ASC): the same with v clamped to [0, 1] before the power and after the saturation.

@@ -24,12 +24,14 @@ CODE_NAMES = (
     "ACES2_OUTPUT",
     "MATRIX_SCALE",
     "MATRIX_SCALE_RGBA",
+    "UNPREMULT",
+    "REPREMULT",
 )
 # The same codes as Python constants (Numba reads module globals as compile-time constants).
 (
     CDL_NOCLAMP, CDL_ASC, MATRIX_RGB, MATRIX_RGBA, LUT1D, LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR,
     LUT1D_HALF, EXPONENT, MONCURVE_FWD, MONCURVE_REV, LIN_TO_LOG, LOG_TO_LIN, RANGE, EXPOSURE_CONTRAST,
-    ACES2_OUTPUT, MATRIX_SCALE, MATRIX_SCALE_RGBA,
+    ACES2_OUTPUT, MATRIX_SCALE, MATRIX_SCALE_RGBA, UNPREMULT, REPREMULT,
 ) = range(len(CODE_NAMES))
 if [globals()[name] for name in CODE_NAMES] != list(range(len(CODE_NAMES))):  # pragma: no cover
     raise ImportError("ops/codes.py: the constants must follow CODE_NAMES")

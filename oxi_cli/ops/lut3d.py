@@ -86,6 +86,7 @@ Examples:
   oxi lut3d plate.exr look.exr --lut show.cube
   oxi lut3d plate.exr look.exr --lut film.3dl --interp trilinear
   oxi lut3d 'shots/*.exr' -o looks/ --name '{stem}_look{ext}' --lut show.cube
+  oxi lut3d cg.exr look.exr --lut show.cube --unpremult      # a premultiplied CG render with alpha
 \b
 Formats: .cube (Resolve and Iridas, DOMAIN_MIN/MAX, 1D shaper), .3dl, .spi3d, .spi1d; .clf and .ctf (read by
 OpenColorIO, run as oxi ops). Index maths and clamping as OpenColorIO: inputs outside the LUT domain clamp to its

@@ -22,6 +22,8 @@ from oxi_cli.ops import (
     Lut3d,
     Matrix,
     Range,
+    Repremult,
+    Unpremult,
 )
 from oxi_cli.ops.codes import CODE_NAMES, wgsl_entry
 from tests.ops.harness import assert_close
@@ -67,6 +69,8 @@ SAMPLES: dict[str, tuple[Callable[[], ColorOp], bool]] = {
     "MATRIX_SCALE": (lambda: Matrix.from_values([1.5, 0, 0, 0, 0.5, 0, 0, 0, 2.0], (0.1, 0, -0.2)), False),
     "MATRIX_SCALE_RGBA": (lambda: Matrix.from_values([1.5, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 2.0, 0, 0, 0, 0, 0.5],
                                                      (0.1, 0, -0.2, 0.25)), True),
+    "UNPREMULT": (Unpremult, True),
+    "REPREMULT": (Repremult, True),
 }
 
 

@@ -21,6 +21,9 @@ BLOCK_PIXELS = 1 << 20
 
 
 _LOOPS: dict[int, Callable[..., None]] = {}
+# Codes whose loops also take R, G, B, A as they entered the program, after their other arguments (a kernel
+# module lists them in its SOURCE): kernels/premult.py's REPREMULT gives back the pixels that entered with alpha 0.
+_READS_SOURCE: set[int] = set()
 
 
 def load_loops(names: Iterable[str]) -> None:
@@ -30,7 +33,9 @@ def load_loops(names: Iterable[str]) -> None:
     for name in names:
         home = f"{kernels.__name__}.{name}"
         if importlib.util.find_spec(home) is not None:  # an op kept elsewhere is found by _loop's full search
-            _LOOPS.update(getattr(importlib.import_module(home), "LONE", {}))
+            module = importlib.import_module(home)
+            _LOOPS.update(getattr(module, "LONE", {}))
+            _READS_SOURCE.update(getattr(module, "SOURCE", ()))
 
 
 def all_loops() -> dict[int, Callable[..., None]]:
@@ -51,12 +56,14 @@ def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.nd
     the source into float32 scratch, the middle ones work in the scratch in place, the last writes the
     destination, so values stay float32 between ops, as one loop applying every op per pixel keeps them (the
     results are the same bits). Without `program.uses_alpha` the A planes are never read or written and may
-    be any planes of the right type.
+    be any planes of the right type. Loops that read the source (`_READS_SOURCE`) get `src`'s planes of the
+    same block: a block of `dst` is written after every loop has read it, pixel by pixel by the last loop.
     """
-    steps = [(_loop(int(code)), program.params[o:], program.tables[to:], int(n)) for code, o, to, n in program.ops]
+    steps = [(_loop(int(code)), program.params[o:], program.tables[to:], int(n), int(code) in _READS_SOURCE)
+             for code, o, to, n in program.ops]
     if len(steps) == 1:
-        loop, p, t, n = steps[0]
-        loop(*src, *dst, p, t, n)
+        loop, p, t, n, reads = steps[0]
+        loop(*src, *dst, p, t, n, *(src if reads else ()))
         return
     pixels = src[0].shape[0]
     size = max(1, min(block, pixels))
@@ -74,8 +81,10 @@ def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.nd
             first = last = work
         else:
             work.append(work[0])
-        for k, (loop, p, t, n) in enumerate(steps):
-            loop(*(first if k == 0 else work), *(last if k == len(steps) - 1 else work), p, t, n)
+        source = [plane[start:stop] for plane in src]
+        for k, (loop, p, t, n, reads) in enumerate(steps):
+            loop(*(first if k == 0 else work), *(last if k == len(steps) - 1 else work), p, t, n,
+                 *(source if reads else ()))
         if program.uses_alpha:
             for wide, plane in zip(work, dst, strict=True):
                 convert(wide, plane[start:stop])
