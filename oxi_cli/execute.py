@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -270,35 +270,91 @@ INTEGER_TYPES = ("uint8", "uint16")
 _warned: set[str] = set()
 
 
-def clipped_fraction(planes: Sequence[np.ndarray]) -> float:
-    """Share of values an integer encoding clips: below 0, above 1, or NaN."""
-    total = sum(p.size for p in planes)
-    with np.errstate(invalid="ignore"):
-        outside = sum(int(np.count_nonzero(~((p >= 0) & (p <= 1)))) for p in planes)
-    return outside / total if total else 0.0
+def clip_counts(floats: Mapping[str, np.ndarray], types: Mapping[str, str],
+                counts: dict[str, list[int]] | None = None) -> dict[str, list[int]]:
+    """Per channel written as an integer: [values its encoding clips, values], added to `counts` (pieces of one
+    image add up). Clipped: NaN, or more than half a code value outside 0..1 (less only rounds)."""
+    counts = {} if counts is None else counts
+    for name, plane in floats.items():
+        kind = types.get(name)
+        if kind not in INTEGER_TYPES:
+            continue
+        margin = np.float32(0.5 / (255.0 if kind == "uint8" else 65535.0))
+        with np.errstate(invalid="ignore"):
+            inside = int(np.count_nonzero((plane >= -margin) & (plane <= 1 + margin)))
+        found = counts.setdefault(name, [0, 0])
+        found[0] += plane.size - inside
+        found[1] += plane.size
+    return counts
 
 
-def integer_output_note(image: Image, types: dict[str, str], floats: dict[str, np.ndarray], ops: Sequence[Op],
-                        out_format: str) -> str | None:
-    """The one warning line for float pixels written as integers with no colour conversion in the chain:
-    how much clips, which channels the format drops, and the flags that would have encoded them."""
-    stored = image.meta.pixel_types
-    written = [n for n in floats if types.get(n) in INTEGER_TYPES and stored.get(n) in ("half", "float")]
-    if not written or any(getattr(op, "encodes_output", False) for op in ops):
+def _share(counts: Mapping[str, list[int]], names: Sequence[str]) -> str:
+    """How much of the named channels' values clipped, as a percentage a user reads (never 0.0% for some)."""
+    out, total = sum(counts[n][0] for n in names), sum(counts[n][1] for n in names)
+    pct = 100.0 * out / total if total else 0.0
+    return "under 0.1%" if 0 < pct < 0.05 else f"{pct:.1f}%"
+
+
+def encodes_output(ops: Sequence[Op]) -> bool:
+    """Whether a colour conversion in the chain encodes the values for the output (ColorOp.encodes_output)."""
+    return any(getattr(op, "encodes_output", False) for op in ops)
+
+
+def clipping_note(stored: Mapping[str, str], types: Mapping[str, str], counts: Mapping[str, list[int]],
+                  ops: Sequence[Op], out_format: str) -> str | None:
+    """The warning line for values an integer output clips, with no colour conversion in the chain (its values
+    are meant for the encoding): float pixels written as integers at all (scene-linear in an 8/16-bit file),
+    or integer pixels a colour op pushed outside 0..1 (a resize's ringing is clipped as every resizer does)."""
+    if not counts or encodes_output(ops):
         return None
-    from oxi_cli.io.raster import output_layout
+    label = f"{types[next(iter(counts))]} {out_format.upper()}"
+    floats = [n for n in counts if stored.get(n) in ("half", "float")]
+    if floats:
+        return (f"float pixels written as {label} with no colour conversion: {_share(counts, floats)} of values "
+                f"clipped to 0..1; encode them with --colorspace FROM:TO or --display FROM:DISPLAY:VIEW in "
+                f"`oxi run`, or `oxi colorspace` / `oxi display`")
+    graded = [n for n in counts if stored.get(n) in INTEGER_TYPES]
+    if not any(counts[n][0] for n in graded) or not any(isinstance(op, ColorOp) for op in ops):
+        return None
+    return (f"the grade takes {_share(counts, graded)} of values outside 0..1, which the {label} output clips; "
+            f"write float to keep them (an .exr output, or --out-type float for a .tif), or grade less")
 
-    try:
-        kept, _ = output_layout(Image(image.width, image.height, floats, replace(image.meta, pixel_types=types)),
-                                out_format)
-    except Exception:  # the writer reports an unwritable layout itself
-        kept = list(floats)
+
+def dropped_note(image: Image, types: Mapping[str, str], out_format: str) -> str | None:
+    """The warning line for channels the output format cannot hold (alpha in a JPEG, other layers in a PNG, TIFF
+    or JPEG)."""
+    kept = kept_channels(image, types, out_format)
     dropped = [n for n in image.planes if n not in kept]
-    pct = 100.0 * clipped_fraction([floats[n] for n in written if n in kept])
-    lost = f"channels {', '.join(dropped)} dropped; " if dropped else ""
-    return (f"float pixels written as {types[written[0]]} {out_format.upper()} with no colour conversion: "
-            f"{pct:.1f}% of values clipped to 0..1; {lost}encode them with --colorspace FROM:TO or --display "
-            f"FROM:DISPLAY:VIEW in `oxi run`, or `oxi colorspace` / `oxi display`")
+    if not dropped:
+        return None
+    keep = "a PNG, TIFF or EXR output keeps alpha" if dropped == ["A"] else "an EXR output keeps every channel"
+    return (f"a {out_format.upper()} file holds {', '.join(kept)}: channels {', '.join(dropped)} are not written; "
+            f"{keep}")
+
+
+def kept_channels(image: Image, types: Mapping[str, str], out_format: str) -> list[str]:
+    """The channels the output format writes of `image` stored as `types` (EXR: every one)."""
+    from oxi_cli.io.raster import STORABLE, output_layout
+
+    if out_format not in STORABLE:
+        return list(image.planes)
+    try:
+        kept, _ = output_layout(Image(image.width, image.height, image.planes, replace(image.meta, pixel_types=dict(
+            types))), out_format)
+    except UsageError:  # the writer refuses an unwritable layout itself, in one line
+        return list(image.planes)
+    return kept
+
+
+def warn_losses(output: Image, stored: Mapping[str, str], counts: Mapping[str, list[int]], ops: Sequence[Op],
+                out_format: str) -> None:
+    """Say once per run what an output loses: clipped values (clip_counts of its channels) and channels its
+    format cannot hold. `output`: the image written; `stored`: the input's pixel types."""
+    types = output.meta.pixel_types
+    kept = kept_channels(output, types, out_format)
+    written = {n: c for n, c in counts.items() if n in kept}
+    _warn_once("clipping", clipping_note(stored, types, written, ops, out_format))
+    _warn_once("dropped", dropped_note(output, types, out_format))
 
 
 def reset_warnings() -> None:
@@ -306,9 +362,9 @@ def reset_warnings() -> None:
     _warned.clear()
 
 
-def _warn_once(message: str | None) -> None:
-    if message and message.split(":")[0] not in _warned:
-        _warned.add(message.split(":")[0])
+def _warn_once(key: str, message: str | None) -> None:
+    if message and key not in _warned:
+        _warned.add(key)
         import sys
 
         print(f"oxi: warning: {message}", file=sys.stderr)
@@ -464,11 +520,13 @@ def process_part(
             planes[name] = from_float32(floats[name], types[name])
         else:
             planes[name] = plane
-    _warn_once(integer_output_note(image, types, floats, ops, out_format))
     computed = [group.ops(ops) for group in groups]
     chain = max(computed, key=len) if computed else []
     width, height = image.width, image.height
     for op in chain:
         if isinstance(op, ImageOp):
             width, height = op.out_size(width, height)
-    return Image(width, height, planes, output_meta(image.meta, chain, image.width, image.height, types))
+    result = Image(width, height, planes, output_meta(image.meta, chain, image.width, image.height, types))
+    counts = {} if encodes_output(ops) else clip_counts(floats, types)
+    warn_losses(result, image.meta.pixel_types, counts, ops, out_format)
+    return result
