@@ -25,7 +25,7 @@ from oxi_cli.errors import UsageError
 from oxi_cli.image import Image, ImageMeta, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import ColorOp, ImageOp, Op
-from oxi_cli.ops.base import chain_windows, ops_for_part
+from oxi_cli.ops.base import chain_colour, chain_windows, ops_for_part
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
 # What each output format can store, best first; used when --out-type same meets a format that can't.
@@ -190,11 +190,13 @@ def _nearest_type(kind: str, allowed: tuple[str, ...]) -> str:
 
 
 def output_meta(meta: ImageMeta, ops: Sequence[Op], width: int, height: int, types: dict[str, str]) -> ImageMeta:
-    """What the output of `ops` on a width x height image is written with: its pixel types, and the data and
-    display windows the chain leaves (each image op says how it moves them: ImageOp.windows)."""
+    """What the output of `ops` on a width x height image is written with: its pixel types, the data and
+    display windows the chain leaves (each image op says how it moves them: ImageOp.windows), and the colour
+    space a conversion leaves it in (ColorOp.output_space)."""
     whole = (0, 0, width, height)
     data, display = meta.windows or (whole, whole)
-    return replace(meta, pixel_types=dict(types), windows=chain_windows(ops, data, display))
+    colour = chain_colour(ops)[1] or meta.colour
+    return replace(meta, pixel_types=dict(types), windows=chain_windows(ops, data, display), colour=colour)
 
 
 def half_only(types: dict[str, str], names: Sequence[str]) -> bool:
@@ -349,12 +351,33 @@ def kept_channels(image: Image, types: Mapping[str, str], out_format: str) -> li
 def warn_losses(output: Image, stored: Mapping[str, str], counts: Mapping[str, list[int]], ops: Sequence[Op],
                 out_format: str) -> None:
     """Say once per run what an output loses: clipped values (clip_counts of its channels) and channels its
-    format cannot hold. `output`: the image written; `stored`: the input's pixel types."""
+    format cannot hold. `output`: the image written (its types, and the colour tag the chain left); `stored`:
+    the input's pixel types."""
     types = output.meta.pixel_types
     kept = kept_channels(output, types, out_format)
     written = {n: c for n, c in counts.items() if n in kept}
     _warn_once("clipping", clipping_note(stored, types, written, ops, out_format))
     _warn_once("dropped", dropped_note(output, types, out_format))
+
+
+def declared_note(spec: ImageSpec, ops: Sequence[Op]) -> str | None:
+    """The warning line for a file whose colour attributes (colorInteropID, oiio:ColorSpace, chromaticities...)
+    name another space than the one the chain's first conversion takes (its --from)."""
+    from oxi_cli.colour_tags import declared, disagrees
+
+    source = chain_colour(ops)[0]
+    if source is None:
+        return None
+    for part in spec.all_parts():
+        found = declared(part.meta.header)
+        if found is not None and disagrees(found, source):
+            return (f"the input declares {found.value} ({found.attribute}) but the conversion takes it as "
+                    f"{source.name}; check --from (the pixels were converted as {source.name})")
+    return None
+
+
+def warn_declared(spec: ImageSpec, ops: Sequence[Op]) -> None:
+    _warn_once("declared", declared_note(spec, ops))
 
 
 def reset_warnings() -> None:
@@ -471,6 +494,7 @@ def execute(
     t0 = time.perf_counter()
     spec = source.spec()
     groups = part_groups(spec, ops, layers)
+    warn_declared(spec, ops)
     lead = groups[0][0] if groups[0] else Group((), False, True)
     half = half_only(spec.meta.pixel_types, lead.names)
     image = read_while_preparing(source, backend, lead.ops(ops), len(lead.names), lead.has_alpha, half)

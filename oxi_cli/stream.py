@@ -32,6 +32,7 @@ from oxi_cli.execute import (
     part_groups,
     spec_of,
     start_warm_up,
+    warn_declared,
     warn_losses,
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
@@ -312,6 +313,7 @@ def _chain(
 ) -> _JobChain:
     ops = [op for op in ops if not op.is_identity()]
     groups = part_groups(spec, ops, layers)[0]
+    warn_declared(spec, ops)
     types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
     lead = groups[0].names if groups else ()
     return _JobChain(ops, groups, types, backend, half_only(spec.meta.pixel_types, lead), out_format)

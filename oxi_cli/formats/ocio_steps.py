@@ -36,13 +36,18 @@ def _config_names(kind: str) -> Callable[[Mapping[str, Any]], list[str]]:
 
 
 def conversion_ops(conversion: Any) -> list[Any]:
-    """OCIO's processor for `conversion` as oxi ops (a warning names what falls back to OCIO's CPU loop)."""
-    from oxi_cli.formats.ocio_config import processor
+    """OCIO's processor for `conversion` as oxi ops (a warning names what falls back to OCIO's CPU loop), the
+    first saying which colour space it takes, the last which it leaves (ColorOp.input_space, output_space)."""
+    from oxi_cli.formats.ocio_config import conversion_spaces, processor
     from oxi_cli.formats.ocio_ops import fallback_note, ops_from_processor
 
     ops = ops_from_processor(processor(conversion))
     for op in ops:  # values meant for the output encoding: no clipping warning for integer files
         object.__setattr__(op, "encodes_output", True)
+    source, target = conversion_spaces(conversion)
+    if ops:
+        object.__setattr__(ops[0], "input_space", source)
+        object.__setattr__(ops[-1], "output_space", target)
     note = fallback_note(ops, conversion.describe())
     if note:
         print(f"oxi: warning: {note}", file=sys.stderr)
@@ -159,7 +164,9 @@ Examples:
 \b
 Names, aliases and roles resolve as OpenColorIO resolves them. OCIO builds and optimises the processor; oxi
 runs its ops on its own backends (fused with the other colour ops) and hands the few it has no kernel for
-to OCIO's CPU processor, with a warning.
+to OCIO's CPU processor, with a warning. The output says what it now is (EXR colorInteropID, oiio:ColorSpace,
+and chromaticities for a linear space with known primaries) in place of the input's tags; a file declaring
+another space than --from is warned about in one line.
 """,
 )
 

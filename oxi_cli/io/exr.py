@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import OpenEXR
 
+from oxi_cli.colour_tags import COLOUR_KEYS, ColourTag
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import Image, ImageMeta
 from oxi_cli.io import exr_chunks
@@ -251,6 +252,8 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     if compression is None:
         compression = meta.compression if meta.format == "exr" and meta.compression else DEFAULT_COMPRESSION
     header["compression"] = compression_code(compression)
+    if meta.colour is not None:
+        tag_colour(header, meta.colour)
     header["dataWindow"], header["displayWindow"] = output_windows(meta, width, height)
     header.setdefault("type", OpenEXR.scanlineimage)
     if "tiles" in header:
@@ -260,6 +263,20 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
         # written with it is refused by OpenEXR, so write the order the pixels are stored in.
         header["lineOrder"] = OpenEXR.INCREASING_Y
     return header
+
+
+def tag_colour(header: dict[str, Any], tag: ColourTag) -> None:
+    """Say in `header` what colour space the pixels are now in, in place of what the input said (stale colour
+    attributes are worse than none): colorInteropID (OpenEXR 3.4's standard attribute, which OIIO 3 reads and
+    writes), oiio:ColorSpace (the config's name, which OIIO reads where no colorInteropID is), and the
+    chromaticities of a linear space with known primaries."""
+    for key in COLOUR_KEYS:
+        header.pop(key, None)
+    if tag.interop_id:
+        header["colorInteropID"] = tag.interop_id
+    header["oiio:ColorSpace"] = tag.name
+    if tag.chromaticities is not None:
+        header["chromaticities"] = tag.chromaticities
 
 
 def prepared(image: Image, compression: str | None = None) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:

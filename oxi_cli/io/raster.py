@@ -380,7 +380,9 @@ def write_tiff(image: Image, path: Path, compression: str | None = None) -> None
         # EXR alpha is premultiplied (associated); PNG's is not. A TIFF input says which it had.
         default = 1 if meta.format == "exr" else 2
         options["extrasamples"] = source.get("extrasamples", [default])[:1]
-    for key in ("resolution", "resolutionunit", "iccprofile"):
+    # The input's ICC profile describes its colour space: a conversion's output is in another (ImageMeta.colour).
+    kept = ("resolution", "resolutionunit", *(("iccprofile",) if meta.colour is None else ()))
+    for key in kept:
         if key in source:
             options[key] = source[key]
     tifffile.imwrite(
