@@ -24,6 +24,9 @@ COLOUR_KEYS = ("colorInteropID", "oiio:ColorSpace", "colorSpace", "chromaticitie
                "acesImageContainerFlag")
 # Tags that name no colour space: none known, or a part of non-colour data (the Color Interop Forum's).
 NO_SPACE_IDS = ("", "unknown", "data")
+# Formats a display-referred picture is a review frame in: 8-bit (unless --out-type says otherwise), R, G, B only
+# (unless `oxi display --alpha`): EXR alpha is premultiplied and PNG's is not, and a review shows the picture.
+REVIEW_FORMATS = ("png", "jpeg")
 
 
 @dataclass(frozen=True)
@@ -33,13 +36,15 @@ class ColourTag:
     `name`: the space as the OCIO config names it; `interop_id`: its Color Interop ID (lin_ap1_scene,
     srgb_rec709_display...), None where the config gives none; `spellings`: every name the config resolves to
     this space (aliases, roles, the ID), lowercase, to tell whether a file's tag means it; `display`: a
-    display-referred space (an `oxi display` output).
+    display-referred space (an `oxi display` output), which a PNG or JPEG holds as a review frame;
+    `keep_alpha`: such a review frame keeps alpha (`oxi display --alpha`).
     """
 
     name: str
     interop_id: str | None = None
     spellings: frozenset[str] = field(default_factory=frozenset)
     display: bool = False
+    keep_alpha: bool = False
 
     @property
     def primaries(self) -> str | None:
@@ -53,6 +58,14 @@ class ColourTag:
         if word is None or not _bare(self.interop_id or "").startswith("lin_"):
             return None
         return PRIMARIES[word][1]
+
+    def review(self, out_format: str) -> bool:
+        """Whether an output of this space in `out_format` is a review frame (REVIEW_FORMATS)."""
+        return self.display and out_format in REVIEW_FORMATS
+
+    def drops_alpha(self, out_format: str) -> bool:
+        """Whether such an output leaves alpha out (a review frame, unless asked to keep it)."""
+        return self.review(out_format) and not self.keep_alpha
 
     def means(self, tag: str) -> bool:
         """Whether a file's colour-space tag (a name, alias, role or interop ID) names this space."""

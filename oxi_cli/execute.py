@@ -75,7 +75,7 @@ class FileSource:
 
 
 class FileSink:
-    """Writes atomically; refuses to replace `input_path` unless `in_place`."""
+    """Writes atomically; refuses to replace `input_path` unless `in_place`. `quality`: a JPEG's (1-100)."""
 
     def __init__(
         self,
@@ -84,15 +84,17 @@ class FileSink:
         compression: str | None = None,
         input_path: str | Path | None = None,
         in_place: bool = False,
+        quality: int | None = None,
     ) -> None:
+        from oxi_cli.io import output_codec
         from oxi_cli.io.common import output_format
 
         self.path = Path(path)
-        self.compression = compression
         self.input_path = Path(input_path) if input_path is not None else None
         self.in_place = in_place
         # Refused before any work is done, not after minutes of processing.
         self.format = output_format(self.path, self.input_path, in_place)
+        self.compression = output_codec(self.format, compression, quality)
 
     def write(self, image: Image) -> None:
         from oxi_cli.io import write_image
@@ -164,11 +166,15 @@ def working_channels(spec: ImageSpec, ops: Sequence[Op], layers: LayerRule = DEF
     return [name for group in part_groups(spec, ops, layers)[0] for name in group.names]
 
 
-def output_types(image: Image, out_type: str, out_format: str) -> dict[str, str]:
-    """Per-channel pixel types for the output: the input's, or --out-type's, or the format's nearest."""
+def output_types(image: Image, out_type: str, out_format: str, ops: Sequence[Op] = ()) -> dict[str, str]:
+    """Per-channel pixel types for the output: the input's, or --out-type's, or the format's nearest; a review
+    frame (`ops` render a display-referred picture into a PNG or JPEG) is 8-bit unless --out-type says otherwise."""
     if out_type not in OUT_TYPES:
         raise UsageError(f"--out-type must be one of {', '.join(OUT_TYPES)}, got {out_type!r}")
     allowed = FORMAT_TYPES.get(out_format, ("half", "float", "uint32", "uint8", "uint16"))
+    target = chain_colour(ops)[1]
+    if out_type == "same" and target is not None and target.review(out_format):
+        out_type = "uint8"
     types = {}
     for name, kind in image.meta.pixel_types.items():
         want = kind if out_type == "same" else out_type
@@ -324,10 +330,10 @@ def clipping_note(stored: Mapping[str, str], types: Mapping[str, str], counts: M
 
 def dropped_note(image: Image, types: Mapping[str, str], out_format: str) -> str | None:
     """The warning line for channels the output format cannot hold (alpha in a JPEG, other layers in a PNG, TIFF
-    or JPEG)."""
+    or JPEG); a review frame drops them by design (colour_tags.ColourTag.review)."""
     kept = kept_channels(image, types, out_format)
     dropped = [n for n in image.planes if n not in kept]
-    if not dropped:
+    if not dropped or (image.meta.colour is not None and image.meta.colour.review(out_format)):
         return None
     keep = "a PNG, TIFF or EXR output keeps alpha" if dropped == ["A"] else "an EXR output keeps every channel"
     return (f"a {out_format.upper()} file holds {', '.join(kept)}: channels {', '.join(dropped)} are not written; "
@@ -532,7 +538,7 @@ def process_part(
 ) -> Image:
     """One part through the chain: its groups computed, the other channels passed through (converted only
     where the output's pixel type differs), windows moved as the chain's image ops say."""
-    types = output_types(image, out_type, out_format)
+    types = output_types(image, out_type, out_format, ops)
     floats: dict[str, np.ndarray] = {}
     out = compute_groups(backend, image, groups, ops, types, fresh=fresh, floats=floats)
     planes: dict[str, np.ndarray] = {}

@@ -314,7 +314,7 @@ def _chain(
     ops = [op for op in ops if not op.is_identity()]
     groups = part_groups(spec, ops, layers)[0]
     warn_declared(spec, ops)
-    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
+    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format, ops)
     lead = groups[0].names if groups else ()
     return _JobChain(ops, groups, types, backend, half_only(spec.meta.pixel_types, lead), out_format)
 
@@ -470,15 +470,17 @@ def execute_planned(
     in_place: bool = False,
     progress: Progress | None = None,
     selection: Selection = EVERYTHING,
+    quality: int | None = None,
 ) -> Result:
     """Run `ops` from `source_path` to `dest_path` as `plan` says; the same Result as execute.execute().
 
     `progress(done_rows, total_rows)` is called as output rows complete (from a worker thread when
     streaming). The output is written atomically in every strategy and never replaces the input unless
-    `in_place`. `selection`: the part and layers to process (every part, the default layers).
+    `in_place`. `selection`: the part and layers to process (every part, the default layers); `quality`: a
+    JPEG output's (--quality).
     """
     source_path, dest_path = Path(source_path), Path(dest_path)
-    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place)
+    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place, quality=quality)
     ops = [op for op in ops if not op.is_identity()]
     if plan.strategy == "single":
         if progress is not None:
