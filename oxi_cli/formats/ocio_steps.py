@@ -198,8 +198,9 @@ Examples:
 \b
 A PNG or JPEG output is a review frame: 8-bit R, G, B (--out-type uint16 for 16 bits; --alpha keeps alpha in a
 PNG: a render's colour is premultiplied, PNG's alpha is not, so without it the frame is the picture over black).
-An EXR or TIFF keeps every channel and pixel type. The output is tagged with the display's colour space
-(colorInteropID, oiio:ColorSpace), and a file declaring another space than --from is warned about.
+An EXR keeps every channel and a TIFF R, G, B and alpha, in the input's pixel types. The output is tagged with
+the display's colour space (colorInteropID, oiio:ColorSpace); a file declaring another space than --from is warned
+about.
 --inverse goes from the display's encoding back to --from. `oxi colorspace --list` shows displays and views.
 """,
 )
