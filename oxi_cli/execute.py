@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -25,7 +25,7 @@ from oxi_cli.errors import UsageError
 from oxi_cli.image import Image, ImageMeta, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import ColorOp, ImageOp, Op
-from oxi_cli.ops.base import chain_windows, ops_for_part
+from oxi_cli.ops.base import chain_colour, chain_windows, ops_for_part
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
 # What each output format can store, best first; used when --out-type same meets a format that can't.
@@ -75,7 +75,7 @@ class FileSource:
 
 
 class FileSink:
-    """Writes atomically; refuses to replace `input_path` unless `in_place`."""
+    """Writes atomically; refuses to replace `input_path` unless `in_place`. `quality`: a JPEG's (1-100)."""
 
     def __init__(
         self,
@@ -84,15 +84,17 @@ class FileSink:
         compression: str | None = None,
         input_path: str | Path | None = None,
         in_place: bool = False,
+        quality: int | None = None,
     ) -> None:
+        from oxi_cli.io import output_codec
         from oxi_cli.io.common import output_format
 
         self.path = Path(path)
-        self.compression = compression
         self.input_path = Path(input_path) if input_path is not None else None
         self.in_place = in_place
         # Refused before any work is done, not after minutes of processing.
         self.format = output_format(self.path, self.input_path, in_place)
+        self.compression = output_codec(self.format, compression, quality)
 
     def write(self, image: Image) -> None:
         from oxi_cli.io import write_image
@@ -164,11 +166,15 @@ def working_channels(spec: ImageSpec, ops: Sequence[Op], layers: LayerRule = DEF
     return [name for group in part_groups(spec, ops, layers)[0] for name in group.names]
 
 
-def output_types(image: Image, out_type: str, out_format: str) -> dict[str, str]:
-    """Per-channel pixel types for the output: the input's, or --out-type's, or the format's nearest."""
+def output_types(image: Image, out_type: str, out_format: str, ops: Sequence[Op] = ()) -> dict[str, str]:
+    """Per-channel pixel types for the output: the input's, or --out-type's, or the format's nearest; a review
+    frame (`ops` render a display-referred picture into a PNG or JPEG) is 8-bit unless --out-type says otherwise."""
     if out_type not in OUT_TYPES:
         raise UsageError(f"--out-type must be one of {', '.join(OUT_TYPES)}, got {out_type!r}")
     allowed = FORMAT_TYPES.get(out_format, ("half", "float", "uint32", "uint8", "uint16"))
+    target = chain_colour(ops)[1]
+    if out_type == "same" and target is not None and target.review(out_format):
+        out_type = "uint8"
     types = {}
     for name, kind in image.meta.pixel_types.items():
         want = kind if out_type == "same" else out_type
@@ -190,11 +196,13 @@ def _nearest_type(kind: str, allowed: tuple[str, ...]) -> str:
 
 
 def output_meta(meta: ImageMeta, ops: Sequence[Op], width: int, height: int, types: dict[str, str]) -> ImageMeta:
-    """What the output of `ops` on a width x height image is written with: its pixel types, and the data and
-    display windows the chain leaves (each image op says how it moves them: ImageOp.windows)."""
+    """What the output of `ops` on a width x height image is written with: its pixel types, the data and
+    display windows the chain leaves (each image op says how it moves them: ImageOp.windows), and the colour
+    space a conversion leaves it in (ColorOp.output_space)."""
     whole = (0, 0, width, height)
     data, display = meta.windows or (whole, whole)
-    return replace(meta, pixel_types=dict(types), windows=chain_windows(ops, data, display))
+    colour = chain_colour(ops)[1] or meta.colour
+    return replace(meta, pixel_types=dict(types), windows=chain_windows(ops, data, display), colour=colour)
 
 
 def half_only(types: dict[str, str], names: Sequence[str]) -> bool:
@@ -271,35 +279,112 @@ INTEGER_TYPES = ("uint8", "uint16")
 _warned: set[str] = set()
 
 
-def clipped_fraction(planes: Sequence[np.ndarray]) -> float:
-    """Share of values an integer encoding clips: below 0, above 1, or NaN."""
-    total = sum(p.size for p in planes)
-    with np.errstate(invalid="ignore"):
-        outside = sum(int(np.count_nonzero(~((p >= 0) & (p <= 1)))) for p in planes)
-    return outside / total if total else 0.0
+def clip_counts(floats: Mapping[str, np.ndarray], types: Mapping[str, str],
+                counts: dict[str, list[int]] | None = None) -> dict[str, list[int]]:
+    """Per channel written as an integer: [values its encoding clips, values], added to `counts` (pieces of one
+    image add up). Clipped: NaN, or more than half a code value outside 0..1 (less only rounds)."""
+    counts = {} if counts is None else counts
+    for name, plane in floats.items():
+        kind = types.get(name)
+        if kind not in INTEGER_TYPES:
+            continue
+        margin = np.float32(0.5 / (255.0 if kind == "uint8" else 65535.0))
+        with np.errstate(invalid="ignore"):
+            inside = int(np.count_nonzero((plane >= -margin) & (plane <= 1 + margin)))
+        found = counts.setdefault(name, [0, 0])
+        found[0] += plane.size - inside
+        found[1] += plane.size
+    return counts
 
 
-def integer_output_note(image: Image, types: dict[str, str], floats: dict[str, np.ndarray], ops: Sequence[Op],
-                        out_format: str) -> str | None:
-    """The one warning line for float pixels written as integers with no colour conversion in the chain:
-    how much clips, which channels the format drops, and the flags that would have encoded them."""
-    stored = image.meta.pixel_types
-    written = [n for n in floats if types.get(n) in INTEGER_TYPES and stored.get(n) in ("half", "float")]
-    if not written or any(getattr(op, "encodes_output", False) for op in ops):
+def _share(counts: Mapping[str, list[int]], names: Sequence[str]) -> str:
+    """How much of the named channels' values clipped, as a percentage a user reads (never 0.0% for some)."""
+    out, total = sum(counts[n][0] for n in names), sum(counts[n][1] for n in names)
+    pct = 100.0 * out / total if total else 0.0
+    return "under 0.1%" if 0 < pct < 0.05 else f"{pct:.1f}%"
+
+
+def encodes_output(ops: Sequence[Op]) -> bool:
+    """Whether a colour conversion in the chain encodes the values for the output (ColorOp.encodes_output)."""
+    return any(getattr(op, "encodes_output", False) for op in ops)
+
+
+def clipping_note(stored: Mapping[str, str], types: Mapping[str, str], counts: Mapping[str, list[int]],
+                  ops: Sequence[Op], out_format: str) -> str | None:
+    """The warning line for values an integer output clips, with no colour conversion in the chain (its values
+    are meant for the encoding): float pixels written as integers at all (scene-linear in an 8/16-bit file),
+    or integer pixels a colour op pushed outside 0..1 (a resize's ringing is clipped as every resizer does)."""
+    if not counts or encodes_output(ops):
         return None
-    from oxi_cli.io.raster import output_layout
+    label = f"{types[next(iter(counts))]} {out_format.upper()}"
+    floats = [n for n in counts if stored.get(n) in ("half", "float")]
+    if floats:
+        return (f"float pixels written as {label} with no colour conversion: {_share(counts, floats)} of values "
+                f"clipped to 0..1; encode them with --colorspace FROM:TO or --display FROM:DISPLAY:VIEW in "
+                f"`oxi run`, or `oxi colorspace` / `oxi display`")
+    graded = [n for n in counts if stored.get(n) in INTEGER_TYPES]
+    if not any(counts[n][0] for n in graded) or not any(isinstance(op, ColorOp) for op in ops):
+        return None
+    return (f"the grade takes {_share(counts, graded)} of values outside 0..1, which the {label} output clips; "
+            f"write float to keep them (an .exr output, or --out-type float for a .tif), or grade less")
 
-    try:
-        kept, _ = output_layout(Image(image.width, image.height, floats, replace(image.meta, pixel_types=types)),
-                                out_format)
-    except Exception:  # the writer reports an unwritable layout itself
-        kept = list(floats)
+
+def dropped_note(image: Image, types: Mapping[str, str], out_format: str) -> str | None:
+    """The warning line for channels the output format cannot hold (alpha in a JPEG, other layers in a PNG, TIFF
+    or JPEG); a review frame drops them by design (colour_tags.ColourTag.review)."""
+    kept = kept_channels(image, types, out_format)
     dropped = [n for n in image.planes if n not in kept]
-    pct = 100.0 * clipped_fraction([floats[n] for n in written if n in kept])
-    lost = f"channels {', '.join(dropped)} dropped; " if dropped else ""
-    return (f"float pixels written as {types[written[0]]} {out_format.upper()} with no colour conversion: "
-            f"{pct:.1f}% of values clipped to 0..1; {lost}encode them with --colorspace FROM:TO or --display "
-            f"FROM:DISPLAY:VIEW in `oxi run`, or `oxi colorspace` / `oxi display`")
+    if not dropped or (image.meta.colour is not None and image.meta.colour.review(out_format)):
+        return None
+    keep = "a PNG, TIFF or EXR output keeps alpha" if dropped == ["A"] else "an EXR output keeps every channel"
+    return (f"a {out_format.upper()} file holds {', '.join(kept)}: channels {', '.join(dropped)} are not written; "
+            f"{keep}")
+
+
+def kept_channels(image: Image, types: Mapping[str, str], out_format: str) -> list[str]:
+    """The channels the output format writes of `image` stored as `types` (EXR: every one)."""
+    from oxi_cli.io.raster import STORABLE, output_layout
+
+    if out_format not in STORABLE:
+        return list(image.planes)
+    try:
+        kept, _ = output_layout(Image(image.width, image.height, image.planes, replace(image.meta, pixel_types=dict(
+            types))), out_format)
+    except UsageError:  # the writer refuses an unwritable layout itself, in one line
+        return list(image.planes)
+    return kept
+
+
+def warn_losses(output: Image, stored: Mapping[str, str], counts: Mapping[str, list[int]], ops: Sequence[Op],
+                out_format: str) -> None:
+    """Say once per run what an output loses: clipped values (clip_counts of its channels) and channels its
+    format cannot hold. `output`: the image written (its types, and the colour tag the chain left); `stored`:
+    the input's pixel types."""
+    types = output.meta.pixel_types
+    kept = kept_channels(output, types, out_format)
+    written = {n: c for n, c in counts.items() if n in kept}
+    _warn_once("clipping", clipping_note(stored, types, written, ops, out_format))
+    _warn_once("dropped", dropped_note(output, types, out_format))
+
+
+def declared_note(spec: ImageSpec, ops: Sequence[Op]) -> str | None:
+    """The warning line for a file whose colour attributes (colorInteropID, oiio:ColorSpace, chromaticities...)
+    name another space than the one the chain's first conversion takes (its --from)."""
+    from oxi_cli.colour_tags import declared, disagrees
+
+    source = chain_colour(ops)[0]
+    if source is None:
+        return None
+    for part in spec.all_parts():
+        found = declared(part.meta.header)
+        if found is not None and disagrees(found, source):
+            return (f"the input declares {found.value} ({found.attribute}) but the conversion takes it as "
+                    f"{source.name}; check --from (the pixels were converted as {source.name})")
+    return None
+
+
+def warn_declared(spec: ImageSpec, ops: Sequence[Op]) -> None:
+    _warn_once("declared", declared_note(spec, ops))
 
 
 def reset_warnings() -> None:
@@ -307,9 +392,9 @@ def reset_warnings() -> None:
     _warned.clear()
 
 
-def _warn_once(message: str | None) -> None:
-    if message and message.split(":")[0] not in _warned:
-        _warned.add(message.split(":")[0])
+def _warn_once(key: str, message: str | None) -> None:
+    if message and key not in _warned:
+        _warned.add(key)
         import sys
 
         print(f"oxi: warning: {message}", file=sys.stderr)
@@ -416,6 +501,7 @@ def execute(
     t0 = time.perf_counter()
     spec = source.spec()
     groups = part_groups(spec, ops, layers)
+    warn_declared(spec, ops)
     lead = groups[0][0] if groups[0] else Group((), False, True)
     half = half_only(spec.meta.pixel_types, lead.names)
     image = read_while_preparing(source, backend, lead.ops(ops), len(lead.names), lead.has_alpha, half)
@@ -453,7 +539,7 @@ def process_part(
 ) -> Image:
     """One part through the chain: its groups computed, the other channels passed through (converted only
     where the output's pixel type differs), windows moved as the chain's image ops say."""
-    types = output_types(image, out_type, out_format)
+    types = output_types(image, out_type, out_format, ops)
     floats: dict[str, np.ndarray] = {}
     out = compute_groups(backend, image, groups, ops, types, fresh=fresh, floats=floats)
     planes: dict[str, np.ndarray] = {}
@@ -465,11 +551,13 @@ def process_part(
             planes[name] = from_float32(floats[name], types[name])
         else:
             planes[name] = plane
-    _warn_once(integer_output_note(image, types, floats, ops, out_format))
     computed = [group.ops(ops) for group in groups]
     chain = max(computed, key=len) if computed else []
     width, height = image.width, image.height
     for op in chain:
         if isinstance(op, ImageOp):
             width, height = op.out_size(width, height)
-    return Image(width, height, planes, output_meta(image.meta, chain, image.width, image.height, types))
+    result = Image(width, height, planes, output_meta(image.meta, chain, image.width, image.height, types))
+    counts = {} if encodes_output(ops) else clip_counts(floats, types)
+    warn_losses(result, image.meta.pixel_types, counts, ops, out_format)
+    return result

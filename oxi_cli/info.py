@@ -59,26 +59,14 @@ def _describe_part(spec: Any) -> dict[str, Any]:
     return info
 
 
-# Primaries and white point (x, y of R, G, B, W) of common colour spaces, to name an EXR's chromaticities.
-PRIMARIES = {
-    "Rec.709 / sRGB": (0.64, 0.33, 0.30, 0.60, 0.15, 0.06, 0.3127, 0.3290),
-    "ACES AP0": (0.7347, 0.2653, 0.0, 1.0, 0.0001, -0.077, 0.32168, 0.33767),
-    "ACES AP1": (0.713, 0.293, 0.165, 0.830, 0.128, 0.044, 0.32168, 0.33767),
-    "P3-D65": (0.680, 0.320, 0.265, 0.690, 0.150, 0.060, 0.3127, 0.3290),
-    "Rec.2020": (0.708, 0.292, 0.170, 0.797, 0.131, 0.046, 0.3127, 0.3290),
-}
-# Attributes that say which colour space the pixels are in.
-COLOUR_KEYS = ("colorInteropID", "oiio:ColorSpace", "colorSpace", "chromaticities", "whiteLuminance", "adoptedNeutral")
-
-
 def colour_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
     """The colour-space attributes a file carries, chromaticities named when they match a known space."""
+    from oxi_cli.colour_tags import COLOUR_KEYS, PRIMARIES, primaries_named
+
     found = {k: attributes[k] for k in COLOUR_KEYS if k in attributes}
-    chroma = found.get("chromaticities")
-    if isinstance(chroma, list) and len(chroma) == 8:
-        for name, ref in PRIMARIES.items():
-            if all(abs(float(a) - b) < 5e-4 for a, b in zip(chroma, ref, strict=True)):
-                found["primaries"] = name
+    word = primaries_named(found.get("chromaticities"))
+    if word is not None:
+        found["primaries"] = PRIMARIES[word][0]
     return found
 
 

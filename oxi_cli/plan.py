@@ -373,7 +373,7 @@ def _other_parts_bytes(spec: ImageSpec, ops: Sequence[Op], out_type: str, out_fo
         for op in ops_for_part(ops, (spec.width, spec.height), (part.width, part.height)):
             if isinstance(op, ImageOp):
                 out_w, out_h = op.out_size(out_w, out_h)
-        types = output_types(Image(part.width, part.height, {}, part.meta), out_type, out_format)
+        types = output_types(Image(part.width, part.height, {}, part.meta), out_type, out_format, ops)
         stored = part.width * part.height * _bytes_per_pixel(part.meta.pixel_types)
         written = out_w * out_h * _bytes_per_pixel(types)
         work = 4 * len(part.channels) * (part.width * part.height + out_w * out_h)
@@ -466,7 +466,7 @@ def make_plan(
     for op in ops:
         if isinstance(op, ImageOp):
             out_w, out_h = op.out_size(out_w, out_h)
-    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
+    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format, ops)
     if spec.parts:
         whole_only = one_pass = f"a multi-part file ({len(spec.all_parts())} parts) is processed in one pass"
     else:

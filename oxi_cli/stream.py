@@ -22,7 +22,9 @@ from oxi_cli.execute import (
     MemorySink,
     MemorySource,
     Result,
+    clip_counts,
     compute_groups,
+    encodes_output,
     execute,
     half_only,
     output_meta,
@@ -30,6 +32,8 @@ from oxi_cli.execute import (
     part_groups,
     spec_of,
     start_warm_up,
+    warn_declared,
+    warn_losses,
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec, one_line
@@ -231,12 +235,20 @@ def _out_size(ops: Sequence[Op], width: int, height: int) -> tuple[int, int]:
     return width, height
 
 
-def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[str, str]) -> dict[str, np.ndarray]:
-    """Channels that pass through untouched, in the output's pixel types."""
-    return {
-        name: plane if types[name] == stored[name] else from_float32(to_float32(plane, stored[name]), types[name])
-        for name, plane in planes.items()
-    }
+def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[str, str],
+             counts: dict[str, list[int]] | None = None) -> dict[str, np.ndarray]:
+    """Channels that pass through untouched, in the output's pixel types; `counts`: add what an integer output
+    clips of those converted (execute.clip_counts)."""
+    out = {}
+    for name, plane in planes.items():
+        if types[name] == stored[name]:
+            out[name] = plane
+            continue
+        wide = to_float32(plane, stored[name])
+        if counts is not None:
+            clip_counts({name: wide}, types, counts)
+        out[name] = from_float32(wide, types[name])
+    return out
 
 
 @dataclass
@@ -248,6 +260,7 @@ class _JobChain:
     types: dict[str, str]
     backend: Backend
     half_input: bool  # every channel of the first group is stored as half
+    out_format: str = "exr"
 
     @property
     def names(self) -> list[str]:
@@ -277,13 +290,18 @@ class _JobChain:
 
     def region(
         self, region: Image, ops: Sequence[Op], row_crop: tuple[int, int], col_crop: tuple[int, int],
-        fresh: bool = False,
+        fresh: bool = False, counts: dict[str, list[int]] | None = None,
     ) -> dict[str, np.ndarray]:
         """Run `ops` on one band or tile; keep rows/cols [start, stop) of its result, in output types.
-        `fresh`: nothing else holds the region's planes, so the backend may compute in them."""
+        `fresh`: nothing else holds the region's planes, so the backend may compute in them; `counts`: add what
+        an integer output clips of the kept pixels (execute.clip_counts)."""
         # The single pass's own path (half pixels travel as half when the files are half).
-        result = compute_groups(self.backend, region, self.groups, ops, self.types, fresh=fresh)
-        out = {name: plane[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]] for name, plane in result.items()}
+        floats: dict[str, np.ndarray] | None = {} if counts is not None else None
+        result = compute_groups(self.backend, region, self.groups, ops, self.types, fresh=fresh, floats=floats)
+        rows, cols = slice(*row_crop), slice(*col_crop)
+        if floats:
+            clip_counts({name: plane[rows, cols] for name, plane in floats.items()}, self.types, counts)
+        out = {name: plane[rows, cols] for name, plane in result.items()}
         rest = {name: p for name, p in region.planes.items() if name not in out}
         out.update(_convert(rest, self.types, region.meta.pixel_types))
         return out
@@ -295,9 +313,10 @@ def _chain(
 ) -> _JobChain:
     ops = [op for op in ops if not op.is_identity()]
     groups = part_groups(spec, ops, layers)[0]
-    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
+    warn_declared(spec, ops)
+    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format, ops)
     lead = groups[0].names if groups else ()
-    return _JobChain(ops, groups, types, backend, half_only(spec.meta.pixel_types, lead))
+    return _JobChain(ops, groups, types, backend, half_only(spec.meta.pixel_types, lead), out_format)
 
 
 def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, AxisSpans]:
@@ -333,20 +352,24 @@ def run_tiled(
     planes: dict[str, np.ndarray] = {}
     for name in chain.names:
         planes[name] = np.empty((out_h, out_w), dtype=PIXEL_DTYPES[chain.types[name]])
+    counts: dict[str, list[int]] | None = None if encodes_output(chain.ops) else {}
     rest = {name: p for name, p in image.planes.items() if name not in chain.names}
-    planes.update(_convert(rest, chain.types, image.meta.pixel_types))
+    planes.update(_convert(rest, chain.types, image.meta.pixel_types, counts))
     working = {name: image.planes[name] for name in chain.names}
     for i in range(rows.count):
         (r0, r1), (o0, o1) = rows.read[i], rows.out[i]
         for j in range(cols.count):
             (c0, c1), (p0, p1) = cols.read[j], cols.out[j]
             tile = Image(int(c1 - c0), int(r1 - r0), {n: p[r0:r1, c0:c1] for n, p in working.items()}, image.meta)
-            done = chain.region(tile, chain.local_ops(rows, i, cols, j), _crop(rows, i), _crop(cols, j))
+            done = chain.region(tile, chain.local_ops(rows, i, cols, j), _crop(rows, i), _crop(cols, j),
+                                counts=counts)
             for name in chain.names:
                 planes[name][o0:o1, p0:p1] = done[name]
         if progress is not None:
             progress(int(o1), out_h)
-    return Image(out_w, out_h, planes, output_meta(image.meta, chain.ops, image.width, image.height, chain.types))
+    out = Image(out_w, out_h, planes, output_meta(image.meta, chain.ops, image.width, image.height, chain.types))
+    warn_losses(out, image.meta.pixel_types, counts or {}, chain.ops, chain.out_format)
+    return out
 
 
 def run_streaming(
@@ -447,15 +470,17 @@ def execute_planned(
     in_place: bool = False,
     progress: Progress | None = None,
     selection: Selection = EVERYTHING,
+    quality: int | None = None,
 ) -> Result:
     """Run `ops` from `source_path` to `dest_path` as `plan` says; the same Result as execute.execute().
 
     `progress(done_rows, total_rows)` is called as output rows complete (from a worker thread when
     streaming). The output is written atomically in every strategy and never replaces the input unless
-    `in_place`. `selection`: the part and layers to process (every part, the default layers).
+    `in_place`. `selection`: the part and layers to process (every part, the default layers); `quality`: a
+    JPEG output's (--quality).
     """
     source_path, dest_path = Path(source_path), Path(dest_path)
-    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place)
+    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place, quality=quality)
     ops = [op for op in ops if not op.is_identity()]
     if plan.strategy == "single":
         if progress is not None:

@@ -40,6 +40,7 @@ class BatchOptions:
     threads: int | None = None
     out_type: str | None = None
     compression: str | None = None
+    quality: int | None = None  # a JPEG output's, 1-100 (io/raster.py JPEG_QUALITY when not given)
     in_place: bool = False
     part: str | None = None
     layers: str | None = None
@@ -66,6 +67,8 @@ class BatchOptions:
         top = max_threads()
         if self.threads is not None and not 1 <= self.threads <= top:
             raise UsageError(f"--threads must be 1..{top} ({THREADS_PER_CORE} per CPU core), got {self.threads}")
+        if self.quality is not None and not 1 <= self.quality <= 100:
+            raise UsageError(f"--quality must be 1..100 (a JPEG's; default 95), got {self.quality}")
         if self.jobs is not None and not 1 <= self.jobs <= MAX_JOBS:
             raise UsageError(f"--jobs must be 1..{MAX_JOBS}, got {self.jobs}")
         if self.mip_level not in (None, 0):

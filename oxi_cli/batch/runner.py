@@ -74,6 +74,7 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress)
         in_place=opts.in_place,
         progress=progress,
         selection=opts.selection(),
+        quality=opts.quality,
     )
 
 

@@ -224,7 +224,8 @@ OutTypeOpt = Annotated[
     str | None,
     typer.Option(
         "--out-type",
-        help="Output pixel type: same (default), half, float, uint8 or uint16.",
+        help="Output pixel type: same (default: the input's, or the nearest the format holds; 8-bit for a review "
+        "frame, a display-referred PNG or JPEG), half, float, uint8 or uint16.",
         autocompletion=_completing(_out_types),
         rich_help_panel=COMPUTE,
         show_default=False,
@@ -234,8 +235,18 @@ CompressionOpt = Annotated[
     str | None,
     typer.Option(
         "--compression",
-        help="EXR codec (zip, piz, dwaa, none...); default: the input's.",
+        help="EXR codec (zip, piz, dwaa, dwab, none...), a DWA level as oiiotool writes it (dwab:45; OpenEXR's "
+        "default 45, higher is smaller and lossier), or a TIFF codec (deflate, lzw, none...); default: the input's.",
         autocompletion=_completing(_compressions),
+        rich_help_panel=COMPUTE,
+        show_default=False,
+    ),
+]
+QualityOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--quality",
+        help="JPEG quality, 1-100 (default 95).",
         rich_help_panel=COMPUTE,
         show_default=False,
     ),
@@ -308,6 +319,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "threads": ThreadsOpt,
     "out_type": OutTypeOpt,
     "compression": CompressionOpt,
+    "quality": QualityOpt,
     "in_place": InPlaceOpt,
     "part": PartOpt,
     "layers": LayersOpt,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
 from collections.abc import Callable, Mapping
@@ -11,6 +12,7 @@ from oxi_cli.errors import UsageError
 from oxi_cli.ops.step import FLAG, Param, Step, StepArgs
 
 CONFIG = Param("config", "OCIO config: a file or ocio://... (default: $OCIO, else ocio://default).")
+ALPHA = Param("alpha", "Keep alpha in a PNG review frame (a display-referred output; left out by default).", kind=FLAG)
 
 
 def _config_names(kind: str) -> Callable[[Mapping[str, Any]], list[str]]:
@@ -35,14 +37,20 @@ def _config_names(kind: str) -> Callable[[Mapping[str, Any]], list[str]]:
     return names
 
 
-def conversion_ops(conversion: Any) -> list[Any]:
-    """OCIO's processor for `conversion` as oxi ops (a warning names what falls back to OCIO's CPU loop)."""
-    from oxi_cli.formats.ocio_config import processor
+def conversion_ops(conversion: Any, keep_alpha: bool = False) -> list[Any]:
+    """OCIO's processor for `conversion` as oxi ops (a warning names what falls back to OCIO's CPU loop), the
+    first saying which colour space it takes, the last which it leaves (ColorOp.input_space, output_space);
+    `keep_alpha`: a review frame of the result keeps alpha (`oxi display --alpha`)."""
+    from oxi_cli.formats.ocio_config import conversion_spaces, processor
     from oxi_cli.formats.ocio_ops import fallback_note, ops_from_processor
 
     ops = ops_from_processor(processor(conversion))
     for op in ops:  # values meant for the output encoding: no clipping warning for integer files
         object.__setattr__(op, "encodes_output", True)
+    source, target = conversion_spaces(conversion)
+    if ops:
+        object.__setattr__(ops[0], "input_space", source)
+        object.__setattr__(ops[-1], "output_space", target and dataclasses.replace(target, keep_alpha=keep_alpha))
     note = fallback_note(ops, conversion.describe())
     if note:
         print(f"oxi: warning: {note}", file=sys.stderr)
@@ -87,7 +95,7 @@ def _colorspace(args: StepArgs) -> list[Any]:
         source, target = str(args.text("from")), str(args.text("to"))
     else:
         source, target = split_names(args.raw("spaces"), 2, config, args.label("spaces"))
-    return conversion_ops(Conversion(source, target, config=config))
+    return conversion_ops(Conversion(source, target, config=config), keep_alpha=args.switch("alpha"))
 
 
 def _refuse_missing(args: StepArgs, names: tuple[str, ...], hint: str) -> None:
@@ -116,7 +124,7 @@ def _display(args: StepArgs) -> list[Any]:
         source, display, view = split_names(args.raw("display"), 3, config, args.label("display"))
     conversion = Conversion(source, display=display, view=view, looks=args.text("look"),
                             inverse=args.switch("inverse"), config=config)
-    return conversion_ops(conversion)
+    return conversion_ops(conversion, keep_alpha=args.switch("alpha"))
 
 
 def _listing(args: StepArgs) -> tuple[dict[str, Any], str]:
@@ -144,10 +152,11 @@ COLORSPACE = Step(
     params=(
         Param("from", "Input colour space.", option="--from", complete=_config_names("spaces")),
         Param("to", "Output colour space.", option="--to", complete=_config_names("spaces")),
+        ALPHA,
         CONFIG,
     ),
     build=_colorspace,
-    run_help="OCIO colour-space conversion (names, aliases, roles)",
+    run_help="OCIO colour-space conversion (names, aliases, roles; :alpha=1)",
     listing=_listing,
     listing_help="List the config's colour spaces, roles, displays, views and looks.",
     examples="""\b
@@ -159,7 +168,9 @@ Examples:
 \b
 Names, aliases and roles resolve as OpenColorIO resolves them. OCIO builds and optimises the processor; oxi
 runs its ops on its own backends (fused with the other colour ops) and hands the few it has no kernel for
-to OCIO's CPU processor, with a warning.
+to OCIO's CPU processor, with a warning. The output says what it now is (EXR colorInteropID, oiio:ColorSpace,
+and chromaticities for a linear space with known primaries) in place of the input's tags; a file declaring
+another space than --from is warned about in one line.
 """,
 )
 
@@ -172,17 +183,24 @@ DISPLAY = Step(
         Param("view", "View of that display.", complete=_config_names("views")),
         Param("look", "Look(s) to apply, as OCIO: 'a, -b'.", complete=_config_names("looks")),
         Param("inverse", "From the display encoding back to --from.", kind=FLAG),
+        ALPHA,
         CONFIG,
     ),
     build=_display,
-    run_help="OCIO display/view (:look=L, :inverse=1)",
+    run_help="OCIO display/view (:look=L, :inverse=1, :alpha=1)",
     examples="""\b
 Examples:
   oxi display plate.exr review.png --from ACEScg --display "sRGB - Display" --view "ACES 2.0 - SDR 100 nits (Rec.709)"
+  oxi display plate.exr review.jpg --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped" --quality 90
   oxi display plate.exr review.exr --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped" \\
       --look "ACES 1.3 Reference Gamut Compression"
   oxi display graphic.png linear.exr --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped" --inverse
 \b
+A PNG or JPEG output is a review frame: 8-bit R, G, B (--out-type uint16 for 16 bits; --alpha keeps alpha in a
+PNG: a render's colour is premultiplied, PNG's alpha is not, so without it the frame is the picture over black).
+An EXR keeps every channel and a TIFF R, G, B and alpha, in the input's pixel types. The output is tagged with
+the display's colour space (colorInteropID, oiio:ColorSpace); a file declaring another space than --from is warned
+about.
 --inverse goes from the display's encoding back to --from. `oxi colorspace --list` shows displays and views.
 """,
 )

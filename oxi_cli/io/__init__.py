@@ -6,21 +6,21 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from oxi_cli.errors import InputError, OxiError, ProcessingError, is_machine_failure
+from oxi_cli.errors import InputError, OxiError, ProcessingError, UsageError, is_machine_failure
 from oxi_cli.image import Image
 from oxi_cli.io.atomic import atomic_output
 from oxi_cli.io.common import ImageSpec, format_for, one_line, output_format
 from oxi_cli.io.library_log import held_library_log, warn_if_damaged
 
-__all__ = ["ImageSpec", "format_for", "read_image", "read_spec", "set_io_threads", "write_image"]
+__all__ = ["ImageSpec", "format_for", "output_codec", "read_image", "read_spec", "set_io_threads", "write_image"]
 
-# format -> (reader, spec reader, writer) as module.function in this package; modules load on first use so
-# `oxi --help` stays fast. EXR is written by exr_stream, which picks oxi's chunk writer or OpenEXR's.
+# format -> (reader, spec reader, writer, codec check) as module.function in this package; modules load on first
+# use so `oxi --help` stays fast. EXR is written by exr_stream, which picks oxi's chunk writer or OpenEXR's.
 _HANDLERS = {
-    "exr": ("exr.read", "exr.read_spec", "exr_stream.write"),
-    "png": ("raster.read_png", "raster.read_png_spec", "raster.write_png"),
-    "tiff": ("raster.read_tiff", "raster.read_tiff_spec", "raster.write_tiff"),
-    "jpeg": ("raster.read_jpeg", "raster.read_jpeg_spec", "raster.write_jpeg"),
+    "exr": ("exr.read", "exr.read_spec", "exr_stream.write", "exr.parse_compression"),
+    "png": ("raster.read_png", "raster.read_png_spec", "raster.write_png", "raster.png_codec"),
+    "tiff": ("raster.read_tiff", "raster.read_tiff_spec", "raster.write_tiff", "raster.tiff_codec"),
+    "jpeg": ("raster.read_jpeg", "raster.read_jpeg_spec", "raster.write_jpeg", "raster.jpeg_quality"),
 }
 
 
@@ -74,7 +74,8 @@ def write_image(
 ) -> None:
     """Write `image` in the format of `path`'s extension, atomically, keeping what the format can hold.
 
-    `compression` overrides the codec (EXR names such as zip, piz, dwaa; TIFF: none, deflate, lzw...).
+    `compression` overrides the codec (EXR names such as zip, piz, dwaa, dwab:45; TIFF: none, deflate, lzw...;
+    JPEG: jpeg:QUALITY, see output_codec).
     `input_path` is the file the image came from: writing onto it is refused unless `in_place`.
     Each plane is written as `image.meta.pixel_types[name]`, converted if it arrives as another type.
     """
@@ -90,6 +91,22 @@ def write_image(
         raise ProcessingError(f"cannot write {path}: {e.strerror or e}") from None
     except Exception as e:  # a library's own exception: one line, naming the output, not the temporary
         raise ProcessingError(f"cannot write {path}: {one_line(e)}") from None
+
+
+def output_codec(fmt: str, compression: str | None, quality: int | None = None) -> str | None:
+    """The codec an output of format `fmt` is written with: --compression as given (an EXR level as oiiotool
+    spells it: dwab:45), or --quality N for a JPEG as 'jpeg:N'. Checked here, before any work: a codec the
+    format lacks or a level out of range is one UsageError line."""
+    if quality is not None:
+        if fmt != "jpeg":
+            hint = " (EXR: a DWA level, --compression dwab:45)" if fmt == "exr" else ""
+            raise UsageError(f"--quality applies to JPEG outputs, not {fmt.upper()}{hint}")
+        if compression is not None and compression.strip().lower() != f"jpeg:{quality}":
+            raise UsageError(f"give JPEG quality once: --quality {quality} or --compression {compression}")
+        compression = f"jpeg:{quality}"
+    if compression is not None:
+        _handler(fmt, 3)(compression)
+    return compression
 
 
 def set_io_threads(n: int | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 import OpenEXR
 
+from oxi_cli.colour_tags import COLOUR_KEYS, ColourTag
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import Image, ImageMeta
 from oxi_cli.io import exr_chunks
@@ -41,6 +43,8 @@ COMPRESSIONS: dict[str, Any] = {
 ALIASES = {"htj2k": "htj2k256", "no": "none", "deflate": "zip"}
 _NAME_OF = {code: name for name, code in COMPRESSIONS.items()}
 DEFAULT_COMPRESSION = "zip"
+DWA_CODECS = ("dwaa", "dwab")
+DWA_LEVEL = "dwaCompressionLevel"  # the header attribute OpenEXR reads a DWA level from
 EXR_TYPES = ("half", "float", "uint32")
 _MULTIPART_FLAG = 0x1000  # bit 12 of the version field
 # Header entries that describe the pixels rather than the picture: rebuilt from the planes on write.
@@ -57,14 +61,29 @@ def set_threads(n: int) -> None:
 set_threads(os.cpu_count() or 1)
 
 
-def compression_code(name: str) -> OpenEXR.Compression:
-    """The codec for a user-given name (case-insensitive); UsageError listing the valid names."""
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
+def parse_compression(text: str) -> tuple[str, float | None]:
+    """A user's --compression as oiiotool spells it: the codec's name, and the DWA level after a colon
+    (dwab:45 -> ("dwab", 45.0); OpenEXR's dwaCompressionLevel, default 45: higher is smaller and lossier)."""
+    name, colon, level = text.strip().lower().partition(":")
+    key = ALIASES.get(name, name)
+    if key not in COMPRESSIONS:
+        raise UsageError(f"unknown EXR compression {text!r}; use one of {', '.join(COMPRESSIONS)}")
+    if not colon:
+        return key, None
+    if key in ("zip", "zips"):
+        raise UsageError(f"{key} takes no level ({text!r}): OpenEXR's Python writer ignores zipCompressionLevel and "
+                         f"oxi writes zlib level 4, OpenEXR's default (level 9 saves about 2 % at 4-5x the time); "
+                         f"use {key}")
+    if key not in DWA_CODECS:
+        raise UsageError(f"only dwaa and dwab take a level (e.g. dwab:45), not {key} ({text!r})")
     try:
-        return COMPRESSIONS[key]
-    except KeyError:
-        raise UsageError(f"unknown EXR compression {name!r}; use one of {', '.join(COMPRESSIONS)}") from None
+        value = float(level)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"the DWA compression level must be a number 0 or more (OpenEXR's default is 45; higher "
+                         f"is smaller and lossier), got {level!r}")
+    return key, value
 
 
 # --- reading ---------------------------------------------------------------------------------------
@@ -248,9 +267,16 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     """
     source = meta.header if meta.format == "exr" else {}
     header = {k: v for k, v in source.items() if k not in _DERIVED}
-    if compression is None:
+    if compression is not None:  # a codec asked for: the input's DWA level goes with the input's codec
+        header.pop(DWA_LEVEL, None)
+    else:
         compression = meta.compression if meta.format == "exr" and meta.compression else DEFAULT_COMPRESSION
-    header["compression"] = compression_code(compression)
+    codec, level = parse_compression(compression)
+    header["compression"] = COMPRESSIONS[codec]
+    if level is not None:
+        header[DWA_LEVEL] = level
+    if meta.colour is not None:
+        tag_colour(header, meta.colour)
     header["dataWindow"], header["displayWindow"] = output_windows(meta, width, height)
     header.setdefault("type", OpenEXR.scanlineimage)
     if "tiles" in header:
@@ -260,6 +286,20 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
         # written with it is refused by OpenEXR, so write the order the pixels are stored in.
         header["lineOrder"] = OpenEXR.INCREASING_Y
     return header
+
+
+def tag_colour(header: dict[str, Any], tag: ColourTag) -> None:
+    """Say in `header` what colour space the pixels are now in, in place of what the input said (stale colour
+    attributes are worse than none): colorInteropID (OpenEXR 3.4's standard attribute, which OIIO 3 reads and
+    writes), oiio:ColorSpace (the config's name, which OIIO reads where no colorInteropID is), and the
+    chromaticities of a linear space with known primaries."""
+    for key in COLOUR_KEYS:
+        header.pop(key, None)
+    if tag.interop_id:
+        header["colorInteropID"] = tag.interop_id
+    header["oiio:ColorSpace"] = tag.name
+    if tag.chromaticities is not None:
+        header["chromaticities"] = tag.chromaticities
 
 
 def prepared(image: Image, compression: str | None = None) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:

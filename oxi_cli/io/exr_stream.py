@@ -226,6 +226,8 @@ class ExrBandWriter:
             "displayWindow": Imath.Box2i(Imath.point(int(dx0), int(dy0)), Imath.point(int(dx1), int(dy1))),
             "lineOrder": Imath.LineOrder(Imath.LineOrder.INCREASING_Y),
         }
+        if exr.DWA_LEVEL in header:  # the chunks must be compressed at the level the final header states
+            legacy[exr.DWA_LEVEL] = float(header[exr.DWA_LEVEL])
         bare = self._legacy_size(legacy)
         pad = size - bare - _STRING_ATTR_OVERHEAD
         if pad < 0 and size != bare:

@@ -13,6 +13,8 @@ from oxi_cli.errors import OpError, UsageError
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
+    from oxi_cli.colour_tags import ColourTag
+
 # float32's largest finite value, spelled out rather than asked of numpy for the same reason.
 FLOAT32_MAX = (2 - 2**-23) * 2.0**127
 # A window as (x, y, width, height): where an image's pixels (data) or its picture (display) lie.
@@ -37,6 +39,11 @@ class ColorOp:
     # True on the ops of a colour-space or display conversion (set by whoever builds them): their values are
     # meant for the output's encoding, so writing them to an integer file is no silent clipping.
     encodes_output: ClassVar[bool] = False
+    # The colour spaces a conversion goes from and to, set by whoever builds its ops on the first and the last:
+    # the output is tagged with a chain's last `output_space` (chain_colour), and a file that declares another
+    # space than the chain's first `input_space` is warned about.
+    input_space: ClassVar[ColourTag | None] = None
+    output_space: ClassVar[ColourTag | None] = None
 
     def is_identity(self) -> bool:
         return False
@@ -176,6 +183,17 @@ def chain_windows(ops: Iterable[object], data: Box, display: Box) -> tuple[Box, 
         if isinstance(op, ImageOp):
             data, display = op.windows(data, display)
     return data, display
+
+
+def chain_colour(ops: Iterable[object]) -> tuple[ColourTag | None, ColourTag | None]:
+    """The colour space a chain takes its input in (its first conversion's source) and leaves its output in (its
+    last conversion's target); None where no op says (a grade keeps the space it is given)."""
+    source = target = None
+    for op in ops:
+        if isinstance(op, ColorOp):
+            source = source or op.input_space
+            target = op.output_space or target
+    return source, target
 
 
 def _round(x: float) -> int:
