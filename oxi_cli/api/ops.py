@@ -43,8 +43,9 @@ class Op:
         built = recipe.compile_chain([spec])
         kind = _CLASSES[spec.kind]
         op = kind.__new__(kind)
-        given = recipe.STEPS[spec.kind].gather(spec.value, spec.params)
-        op._params = {kind._renamed.get(k, k): v for k, v in given.items()}
+        step = recipe.STEPS[spec.kind]
+        given = step.gather(spec.value, spec.params)
+        op._params = {kind._renamed.get(p.name, p.name): given[p.name] for p in step.all_params if p.name in given}
         op._steps, op._sources = built.steps, built.sources
         return op
 
