@@ -3,11 +3,13 @@
     python bench/bench_api.py [--calls 1000] [--size 256] [--backends cpu,gpu] [--jobs cdl,display] [--out FILE]
 
 Per job and backend, in this one process: the backend opened once (open_backend), one call to warm it (kernels
-loaded or compiled, pipelines built), then `--calls` calls of apply() on a float32 (size, size, 3) array, each timed:
-median and 90th percentile. Beside them, on the same machine, the issue-26 figure this is held to: a warm
-in-process file job (process() on a 64x48 half EXR, written to disk, median of 50 after a warm one), and the figure
-issue 26 measured that way on the 16-core H100 box (tiny: cdl CPU 0.026 s, GPU 0.035-0.042 s; ACES 2.0 display
-CPU 0.021-0.028 s, GPU 0.031-0.037 s). The GPU here may be a software one (lavapipe): see `oxi probe`.
+loaded or compiled, pipelines built), then `--calls` calls of apply() on a float32 (size, size, 3) array, each
+timed: median and 90th percentile; the executor alone on the same array (run_chain: what apply() adds is the
+difference); apply() on a 64x48 array (issue 26's tiny job's pixels). Beside them, on the
+same machine, the issue-26 figure this is held to: a warm in-process file job (process() on a 64x48 half EXR,
+written to disk, median of 50 after a warm one), and the figure issue 26 measured that way on the 16-core H100 box
+(tiny: cdl CPU 0.026 s, GPU 0.035-0.042 s; ACES 2.0 display CPU 0.021-0.028 s, GPU 0.031-0.037 s). The GPU here
+may be a software one (lavapipe): see `oxi probe`.
 """
 
 from __future__ import annotations
@@ -60,6 +62,22 @@ def hdr_array(size: int) -> np.ndarray:
             ).astype(np.float32)
 
 
+def executor_alone(pixels: np.ndarray, chain: oxi.Chain, backend: oxi.Backend) -> Callable[[], Any]:
+    """The same job without the API: planes copied, the executor's run_chain, the result downloaded (what apply()
+    adds beyond this is its own cost)."""
+    from oxi_cli.execute import run_chain
+
+    height, width, channels = pixels.shape
+    ops = [op for op in chain._compiled().ops_for(width, height, False) if not op.is_identity()]
+    device = backend._raw
+
+    def run() -> None:
+        planes = [pixels[..., c].copy() for c in range(channels)]
+        device.download_planes(run_chain(device, planes, ops, False, adopt=True), np.float32)
+
+    return run
+
+
 def file_job(folder: Path, chain: oxi.Chain, backend: oxi.Backend) -> list[float]:
     """process() on a 64x48 half EXR, as issue 26's warm in-process figure: one warm call, then FILE_RUNS."""
     plate = folder / "tiny.exr"
@@ -84,6 +102,7 @@ def main() -> None:
     args = parser.parse_args()
 
     pixels = hdr_array(args.size)
+    small = np.ascontiguousarray(hdr_array(64)[:48])  # issue 26's tiny job: 64x48 pixels
     rows, doc = [], []
     with tempfile.TemporaryDirectory(prefix="oxi-bench-api-") as tmp:
         for kind in args.backends.split(","):
@@ -99,23 +118,33 @@ def main() -> None:
                 first = time.perf_counter() - t0
                 calls = time_calls(lambda chain=chain, backend=backend: oxi.apply(pixels, chain, backend=backend),
                                    args.calls)
+                tiny = time_calls(lambda chain=chain, backend=backend: oxi.apply(small, chain, backend=backend),
+                                  args.calls)
+                bare = time_calls(executor_alone(pixels, chain, backend), args.calls)
                 files = file_job(Path(tmp), chain, backend)
                 entry = {"job": job, "backend": kind, "device": backend.device, "size": args.size,
                          "calls": args.calls, "first_s": first, "apply_median_s": statistics.median(calls),
-                         "apply_p90_s": percentile(calls, 0.9), "file_median_s": statistics.median(files),
+                         "apply_p90_s": percentile(calls, 0.9), "executor_median_s": statistics.median(bare),
+                         "apply_64x48_median_s": statistics.median(tiny),
+                         "apply_64x48_p90_s": percentile(tiny, 0.9), "file_median_s": statistics.median(files),
                          "file_p90_s": percentile(files, 0.9), "issue_26_s": ISSUE_26[(job, kind)]}
                 doc.append(entry)
                 rows.append([job, f"{kind}: {backend.device}", f"{first:.3f}", f"{entry['apply_median_s']:.4f}",
-                             f"{entry['apply_p90_s']:.4f}", f"{entry['file_median_s']:.4f}",
+                             f"{entry['apply_p90_s']:.4f}", f"{entry['executor_median_s']:.4f}",
+                             f"{entry['apply_64x48_median_s']:.4f}",
+                             f"{entry['apply_64x48_p90_s']:.4f}", f"{entry['file_median_s']:.4f}",
                              f"{entry['file_p90_s']:.4f}", entry["issue_26_s"]])
     print_table(
         f"oxi.apply() per call, {args.calls} calls on a {args.size}x{args.size}x3 float32 array in one process "
         "(seconds)",
-        ["job", "backend", "first call", "apply median", "apply p90", "64x48 file median", "file p90",
+        ["job", "backend", "first call", "apply median", "apply p90", "executor alone", "apply 64x48 median",
+         "64x48 p90",
+         "64x48 file median", "file p90",
          "issue 26 (H100 box, file)"],
         rows,
-        caption="first call: kernels loaded or compiled and pipelines built; file: process() on a 64x48 half EXR "
-                f"here, median and p90 of {FILE_RUNS} after a warm one, the way issue 26 measured its figures",
+        caption="first call: kernels loaded or compiled and pipelines built; executor alone: the same array through "
+                "execute.run_chain without the API (median); file: process() on a 64x48 half EXR here, median and "
+                f"p90 of {FILE_RUNS} after a warm one, the way issue 26 measured its figures",
         left=(0, 1),
     )
     if args.out is not None:

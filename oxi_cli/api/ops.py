@@ -28,6 +28,10 @@ class Op:
     _steps: list[Any]  # the recipe layer's built steps: lists of op values, or a Deferred resolved per image
     _sources: dict[int, str]
 
+    def __init__(self) -> None:
+        raise TypeError("Op is the base of the ops; make one of them: Cdl, Lut3d, Matrix, Resize, Blur, ColorSpace, "
+                        "Display")
+
     def _make(self, **keywords: Any) -> None:
         step = recipe.STEPS[self.step]
         to_param = {kw: name for name, kw in self._renamed.items()}
@@ -59,6 +63,8 @@ class Op:
         return f"{type(self).__name__}({shown})"
 
     def __or__(self, other: Op | Chain) -> Chain:
+        if not isinstance(other, (Op, Chain)):
+            return NotImplemented
         return Chain([self, other])
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -198,10 +204,9 @@ class Chain:
         return self._description
 
     def __or__(self, other: Op | Chain) -> Chain:
+        if not isinstance(other, (Op, Chain)):
+            return NotImplemented
         return Chain([self, other])
-
-    def __ror__(self, other: Op) -> Chain:
-        return Chain([other, self])
 
     def __iter__(self) -> Iterator[Op]:
         return iter(self._ops)

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from oxi_cli.batch.inputs import InputItem, Inputs, expand_inputs
 from oxi_cli.batch.naming import OutputTarget, output_path, refuse_replacing, resolve_target
-from oxi_cli.batch.options import BatchOptions
+from oxi_cli.batch.options import BatchOptions, check_device
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, admitted, memory_budget
@@ -132,29 +132,6 @@ def start_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Calla
     jobs = plan_jobs(inputs, target, chain, opts)
     budget = memory_budget(opts.memory_budget)
     return (kind or Batch)(jobs, inputs, target, chain, opts, budget)
-
-
-def check_device(opts: BatchOptions, chain: Any) -> None:
-    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
-    copy never opens the device, which is where the index is checked otherwise)."""
-    from oxi_cli.backends.select import resolve_kind
-
-    kind = resolve_kind(opts.backend)
-    if kind == "cpu" and opts.device is not None:
-        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
-    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
-        return
-    try:
-        from oxi_cli.backends.gpu.device import list_adapters
-
-        adapters = list_adapters()
-    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
-        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
-    if opts.device is not None and opts.device >= len(adapters):
-        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
-        raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
-    if not adapters:
-        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
 
 
 def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:
@@ -352,7 +329,8 @@ class Batch:
         from oxi_cli.backends.select import auto_pair
         from oxi_cli.io import set_io_threads
 
-        set_io_threads(self.opts.threads)
+        if self.command or self.opts.threads is not None:  # a Python caller's EXR threads change only if it asks
+            set_io_threads(self.opts.threads)
         needed = self.chain.computes_anything()
         job = self._weighed_job() if needed else None
         self.raw_backend = self._get_backend(needed, job)
