@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -189,3 +190,32 @@ def test_a_batch_failure_names_its_file_as_the_command_prints_it(tmp_path: Path)
     assert str(caught.value.__cause__) == "colour operations need R, G and B channels; this image has Z"
     done = run_oxi("cdl", str(folder), "-o", str(tmp_path / "cli"), "--slope", "1.1")
     assert f"oxi: error: {caught.value}\n" in done.stderr
+
+
+def test_no_signal_handler_or_thread_hook_is_set_even_when_ctrl_c_stops_a_running_file(sequence: Path,
+                                                                                      tmp_path: Path, monkeypatch):
+    """The command holds SIGINT back while it writes a record and quiets threads ending of Ctrl-C with a
+    process-wide hook; a Python caller keeps its own."""
+    import threading
+
+    installed: list[object] = []
+    real = signal.signal
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: installed.append(handler) or real(sig, handler))
+    hook = threading.excepthook
+    oxi.process(sequence, tmp_path / "done", oxi.Cdl(slope=1.1), backend="cpu", jobs=2)
+
+    big = write_exr(tmp_path / "big.exr", hdr_rgba(512, 256), aovs=False)
+    (tmp_path / "stopped").mkdir()
+
+    def ctrl_c_mid_file(event: oxi.Progress) -> None:
+        if event.result is None and not installed:  # a band of the file is done, the rest is not
+            installed.append("ctrl-c sent")
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            time.sleep(0.5)  # the file is still running when the main thread takes the Ctrl-C
+
+    with pytest.raises(oxi.Interrupted) as caught:
+        oxi.process(big, tmp_path / "stopped" / "big.exr", oxi.Blur(2), backend="cpu", strategy="streaming",
+                    memory_budget="1M", progress=ctrl_c_mid_file)
+    assert [r.status for r in caught.value.results] == ["interrupted"]
+    assert listing(tmp_path / "stopped") == []
+    assert installed == ["ctrl-c sent"] and threading.excepthook is hook
