@@ -70,3 +70,13 @@ def test_every_public_function_and_method_is_fully_typed(name, function):
 def test_every_public_name_is_documented(name):
     value = getattr(oxi_cli, name)
     assert (inspect.getdoc(value) or "").strip(), f"{name} has no docstring"
+
+
+def test_importing_the_package_leaves_the_callers_environment_alone():
+    """OPENBLAS_NUM_THREADS=1 is the command's own start-up setting; a Python caller may well call BLAS."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = "import os; before = dict(os.environ); import oxi_cli; print(dict(os.environ) == before)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert done.stdout.strip() == "True"
