@@ -63,9 +63,13 @@ def _guard_startup() -> None:
     signal.signal(signal.SIGINT, interrupted)
 
 
+# What the `oxi` command sets in its own environment as it starts, where the user has not (service/paths.py counts
+# them in the settings a process binds). oxi calls no BLAS routine, yet OpenBLAS starts one thread per core when
+# numpy is imported: 0.18 s of every run on a 16-core host (python -X importtime, numpy 0.38 s -> 0.20 s). A
+# Python caller's environment is its own (it may well call BLAS).
+COMMAND_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
+
 if _is_command():
-    # oxi calls no BLAS routine, yet OpenBLAS starts one thread per core when numpy is imported: 0.18 s of every
-    # run on a 16-core host (python -X importtime, numpy 0.38 s -> 0.20 s). A user's own setting still wins; a
-    # Python caller's environment is its own (it may well call BLAS).
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    for _name, _value in COMMAND_DEFAULTS.items():
+        os.environ.setdefault(_name, _value)
     _guard_startup()
