@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def caused_by_interrupt(error: BaseException) -> bool:
@@ -37,6 +39,8 @@ class OxiError(Exception):
     """A failure the user can act on; printed as one line, no traceback."""
 
     exit_code = 1
+    # What each file of the work this error ended came to (oxi_cli.api's process()); empty otherwise.
+    results: Sequence[Any] = ()
 
 
 class UsageError(OxiError):
@@ -79,6 +83,13 @@ class BackendUnavailable(OxiError):
     """The requested compute backend cannot be used on this machine."""
 
     exit_code = 2
+
+
+class Interrupted(OxiError, KeyboardInterrupt):
+    """Ctrl-C (or a caller's cancellation) stopped the work; no partial output was left behind. A KeyboardInterrupt
+    too, so code that handles Ctrl-C handles it."""
+
+    exit_code = 130
 
 
 # OSError numbers that mean the machine failed (disk, memory, descriptors), not the user's input or arguments:

@@ -151,10 +151,15 @@ def _compile_one(chain: Chain, spec: OpSpec, force: bool = False) -> None:
     chain.add(step.build(args), args.sources)
 
 
-def command_chain(step: Step, values: Mapping[str, Any], unpremult: bool = False) -> Chain:
-    """The chain of a step's own command (`oxi cdl ...`): its options, by parameter name."""
+def command_chain(
+    step: Step, values: Mapping[str, Any], unpremult: bool = False, keywords: Mapping[str, str] | None = None
+) -> Chain:
+    """The chain of a step's own command (`oxi cdl ...`): its options, by parameter name. With `keywords`
+    (parameter -> Python keyword) the values are a Python call's (oxi_cli.api's `Cdl(slope=...)`), and so are
+    the labels of its errors."""
     given = {name: v for name, v in values.items() if v is not None and v is not False}
-    args = StepArgs(step, given, FILES, command=True)
+    hint = "force=True" if keywords is not None else "--force"
+    args = StepArgs(step, given, FILES, command=keywords is None, force_hint=hint, keywords=keywords)
     chain = Chain(unpremult=unpremult)
     chain.add(step.build(args), args.sources)
     return chain

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from oxi_cli.errors import UsageError
+from oxi_cli.errors import BackendUnavailable, UsageError
 from oxi_cli.limits import MAX_JOBS, THREADS_PER_CORE, max_threads
 
 if TYPE_CHECKING:
@@ -80,6 +80,29 @@ class BatchOptions:
             raise UsageError("--overwrite replaces existing outputs and --skip-existing keeps them; give one")
         # The environment's consent (a farm's task scripts) yields to --skip-existing on the command line.
         self.overwrite = self.overwrite or (not self.skip_existing and _env_switch(OVERWRITE_ENV))
+
+
+def check_device(opts: BatchOptions, chain: Any) -> None:
+    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
+    copy never opens the device, which is where the index is checked otherwise)."""
+    from oxi_cli.backends.select import resolve_kind
+
+    kind = resolve_kind(opts.backend)
+    if kind == "cpu" and opts.device is not None:
+        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
+        return
+    try:
+        from oxi_cli.backends.gpu.device import list_adapters
+
+        adapters = list_adapters()
+    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
+        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
+    if opts.device is not None and opts.device >= len(adapters):
+        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
+        raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
+    if not adapters:
+        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
 
 
 def _env_switch(name: str) -> bool:

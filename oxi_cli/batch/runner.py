@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from oxi_cli.batch.inputs import InputItem, Inputs, expand_inputs
 from oxi_cli.batch.naming import OutputTarget, output_path, refuse_replacing, resolve_target
-from oxi_cli.batch.options import BatchOptions
+from oxi_cli.batch.options import BatchOptions, check_device
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, admitted, memory_budget
@@ -118,14 +118,21 @@ class SerializedBackend:
         return call
 
 
-def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: type[Batch] | None = None) -> int:
+def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Callable[..., Batch] | None = None) -> int:
     """Process every input through `chain`; returns the exit status (0, 1 failed, 130 interrupted). `kind`:
     the Batch subclass that runs the files (batch/cluster.py's runs them on Dask workers)."""
+    return start_batch(args, chain, opts, kind).run()
+
+
+def start_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Callable[..., Batch] | None = None) -> Batch:
+    """The batch of `args` through `chain`: the device checked, inputs found, outputs named and every clash refused,
+    nothing processed yet. The one way in for the command and for Python callers (oxi_cli/api/files.py)."""
+    check_device(opts, chain)
     inputs = expand_inputs(args, frames=opts.frames, recursive=opts.recursive)
     target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
     jobs = plan_jobs(inputs, target, chain, opts)
     budget = memory_budget(opts.memory_budget)
-    return (kind or Batch)(jobs, inputs, target, chain, opts, budget).run()
+    return (kind or Batch)(jobs, inputs, target, chain, opts, budget)
 
 
 def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:
@@ -175,6 +182,14 @@ ANY_GPU_HOLDS = 256 << 20
 
 
 class Batch:
+    # The `oxi` command's own ways with its process: SIGINT held back on the main thread while a record is
+    # written, a second Ctrl-C leaving at once, job threads ending of Ctrl-C without a traceback, the settled
+    # status noted for the entry point. A Python caller's Batch (oxi_cli/api/files.py) turns them off: its
+    # process keeps its own handlers, hooks and exit.
+    command = True
+    # How a failure that is oxi's bug, not the user's input, tells where its traceback is.
+    traceback_hint = "rerun with --debug for the traceback"
+
     def __init__(
         self, jobs: list[Job], inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions, budget: int
     ) -> None:
@@ -188,10 +203,6 @@ class Batch:
         if self.scheduler_jobs < 1:
             raise UsageError(f"--jobs must be at least 1, got {self.scheduler_jobs}")
         self.budget = budget
-        # OpenEXR redirects file descriptor 2 and sys.stdout while its calls run (io/exr.py), process-wide:
-        # write through our own handles so progress and JSON from this thread never land in its buffers.
-        self.out: TextIO = sys.stdout
-        self.err: TextIO = _private_stderr()
         self.json_lock = threading.Lock()
         self.done: queue.Queue[int] = queue.Queue()
         self.cancel = threading.Event()
@@ -201,19 +212,35 @@ class Batch:
         self._serialized: dict[int, SerializedBackend] = {}
         self.fallback_lock = threading.Lock()
         self._devices: dict[int, str] = {}  # id(raw backend) -> its device's name
-        mode = "quiet" if opts.quiet else "plain"
-        if not opts.quiet and not opts.json and _isatty(self.err) and _isatty(sys.stdout):
-            mode = "fancy"
-        self.reporter = Reporter(self.err, mode, self.single)
+        self.out, self.err, self.reporter = self._outlets()
         self.report = BatchReport([j.record for j in jobs], self.single)
         self.emitted: set[int] = set()
         self._index_of = {id(j.record): j.index for j in jobs}
+
+    def _outlets(self) -> tuple[TextIO, TextIO, Reporter]:
+        """Where --json records, progress and messages go: stdout and the terminal's stderr."""
+        # OpenEXR redirects file descriptor 2 and sys.stdout while its calls run (io/exr.py), process-wide:
+        # write through our own handles so progress and JSON from this thread never land in its buffers.
+        err = _private_stderr()
+        mode = "quiet" if self.opts.quiet else "plain"
+        if not self.opts.quiet and not self.opts.json and _isatty(err) and _isatty(sys.stdout):
+            mode = "fancy"
+        return sys.stdout, err, Reporter(err, mode, self.single)
+
+    def _interrupts_held(self, drop: bool = False) -> Any:
+        """The command holds a Ctrl-C back while a record is written (_interrupts_deferred); a Python caller's
+        batch installs no signal handler."""
+        return _interrupts_deferred(drop) if self.command else contextlib.nullcontext()
+
+    def _note_settled(self, code: int | None) -> None:
+        if self.command:
+            note_settled(code)
 
     # --- the loop --------------------------------------------------------------------------------------
 
     def run(self) -> int:
         t0 = time.perf_counter()
-        note_settled(None)
+        self._note_settled(None)
         pending: deque[Job] = deque()
         for job in self.jobs:
             if job.item.missing:
@@ -239,7 +266,7 @@ class Batch:
             self.reporter.end()
             raise
         # Every file has ended: a Ctrl-C from here on interrupts nothing, so the report still comes out whole.
-        with _interrupts_deferred(drop=True):
+        with self._interrupts_held(drop=True):
             self.reporter.end()
             self._emit_the_rest()
             self.report.seconds = time.perf_counter() - t0
@@ -259,7 +286,7 @@ class Batch:
             # A Ctrl-C that lands once every file has finished (its output committed) interrupted nothing: saying
             # "interrupted, no output left" beside a written file would be wrong.
             self.report.interrupted = any(r.status in ("interrupted", "not_started") for r in self.report.records)
-        note_settled(self.report.return_code())
+        self._note_settled(self.report.return_code())
 
     def _show_plans(self, pending: deque[Job]) -> int:
         """--plan: say what each file would take and why, and process nothing."""
@@ -300,13 +327,14 @@ class Batch:
                 self.emit(job.record)
 
     def _open_backend(self) -> None:
-        from oxi_cli.backends.select import auto_pair, get_backend
+        from oxi_cli.backends.select import auto_pair
         from oxi_cli.io import set_io_threads
 
-        set_io_threads(self.opts.threads)
+        if self.command or self.opts.threads is not None:  # a Python caller's EXR threads change only if it asks
+            set_io_threads(self.opts.threads)
         needed = self.chain.computes_anything()
         job = self._weighed_job() if needed else None
-        self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed, job=job)
+        self.raw_backend = self._get_backend(needed, job)
         self.backend = self._serialize(self.raw_backend)
         weighed = vars(self.raw_backend).get("weighed")
         if self.scheduler_jobs == 1 and not self.opts.plan_only and worth_timing(weighed, job and job.files):
@@ -317,6 +345,12 @@ class Batch:
         if self.scheduler_jobs > 1 and self.backend.name == "gpu":
             vram = int(self.backend.limits().usable_memory)
         self.scheduler = Scheduler(self.scheduler_jobs, self.budget, vram)
+
+    def _get_backend(self, needed: bool, job: Any) -> Any:
+        """The backend --backend / --device / --threads ask for, weighing `job` for `auto`."""
+        from oxi_cli.backends.select import get_backend
+
+        return get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed, job=job)
 
     def _serialize(self, raw: Any) -> SerializedBackend:
         return self._serialized.setdefault(id(raw), SerializedBackend(raw))
@@ -499,7 +533,7 @@ class Batch:
             if caused_by_interrupt(e):  # the Ctrl-C landed inside a C extension's import
                 self._stopped(job, result)
             else:
-                self._fail(rec, e, f"{type(e).__name__}: {one_line(e)} (rerun with --debug for the traceback)", 1)
+                self._fail(rec, e, f"{type(e).__name__}: {one_line(e)} ({self.traceback_hint})", 1)
         finally:
             rec.finished = time.time()
             rec.seconds = time.perf_counter() - t0
@@ -558,16 +592,10 @@ class Batch:
         return self._devices[id(raw)]
 
     def _name_device(self, raw: Any) -> str:
-        if raw.name == "gpu":
-            # A chain with nothing to compute used no device, however far the GPU's background open got.
-            if not self.chain.computes_anything() or not getattr(raw, "ready", True):
-                return "GPU not used (nothing to compute)"
-            adapter = getattr(raw, "adapter", None)
-            if adapter is not None:
-                return f"{adapter.name} ({adapter.api})"
-        import platform
-
-        return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+        # A chain with nothing to compute used no device, however far the GPU's background open got.
+        if raw.name == "gpu" and (not self.chain.computes_anything() or not getattr(raw, "ready", True)):
+            return "GPU not used (nothing to compute)"
+        return device_name(raw)
 
     # --- Ctrl-C ------------------------------------------------------------------------------------------
 
@@ -577,7 +605,7 @@ class Batch:
         self.cancel.set()
         for job in running.values():
             if job.thread is not None and job.thread.is_alive():
-                _raise_in_thread(job.thread)
+                _raise_in_thread(job.thread, quiet=self.command)
         deadline = time.monotonic() + CANCEL_WAIT_S
         for job in running.values():
             while job.thread is not None and job.thread.is_alive() and time.monotonic() < deadline:
@@ -585,6 +613,8 @@ class Batch:
                     job.thread.join(0.1)
                 except KeyboardInterrupt:  # a second Ctrl-C: leave now
                     self._sweep(running.values())
+                    if not self.command:  # a Python caller's process is its own to end
+                        raise
                     self.err.write("oxi: interrupted again; leaving now\n")
                     self.err.flush()
                     os._exit(130)
@@ -606,7 +636,7 @@ class Batch:
     def emit(self, rec: FileRecord) -> None:
         """Write a file's --json record, once, whole: a Ctrl-C landing mid-write waits until the line is out
         (else the record counted as written was lost, and scripts saw one file fewer)."""
-        with self.json_lock, _interrupts_deferred():
+        with self.json_lock, self._interrupts_held():
             index = self._index_of[id(rec)]
             if index in self.emitted:
                 return
@@ -625,6 +655,16 @@ class Batch:
             return
         for line in report.summary():
             self.reporter.message(f"oxi: {line}" if not line.startswith("  ") else line)
+
+
+def device_name(raw: Any) -> str:
+    """What a backend computes on, as --json's `device` names it: its GPU adapter, or this host's processor."""
+    adapter = getattr(raw, "adapter", None) if raw.name == "gpu" else None
+    if adapter is not None:
+        return f"{adapter.name} ({adapter.api})"
+    import platform
+
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
 
 
 def _written_since(path: Path, since: float | None) -> bool:
@@ -664,10 +704,11 @@ def _peak_rss() -> int | None:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
-def _raise_in_thread(thread: threading.Thread) -> None:
+def _raise_in_thread(thread: threading.Thread, quiet: bool = True) -> None:
     """Interrupt a job thread. The KeyboardInterrupt can land before the job's own handler is set up; the
-    batch reports the interruption itself, so a thread ending of it must print no traceback."""
-    if threading.excepthook is not _quiet_on_interrupt:
+    batch reports the interruption itself, so a thread ending of it must print no traceback (`quiet`: the
+    command's process-wide threading.excepthook says so; a Python caller's hook is left as it is)."""
+    if quiet and threading.excepthook is not _quiet_on_interrupt:
         threading.excepthook = _quiet_on_interrupt
     if thread.ident is not None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))

@@ -445,7 +445,6 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
         opts.check()
         chain = build()
         inputs = split_in_out(paths, opts)
-        check_device(opts, chain)
         from oxi_cli.batch.runner import run_batch
 
         kind = None
@@ -456,27 +455,3 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
         from oxi_cli.cli.failures import finished
 
         raise finished(code)
-
-
-def check_device(opts: BatchOptions, chain: Any) -> None:
-    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
-    copy never opens the device, which is where the index is checked otherwise)."""
-    from oxi_cli.backends.select import resolve_kind
-    from oxi_cli.errors import BackendUnavailable, UsageError
-
-    kind = resolve_kind(opts.backend)
-    if kind == "cpu" and opts.device is not None:
-        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
-    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
-        return
-    try:
-        from oxi_cli.backends.gpu.device import list_adapters
-
-        adapters = list_adapters()
-    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
-        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
-    if opts.device is not None and opts.device >= len(adapters):
-        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
-        raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
-    if not adapters:
-        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")

@@ -106,7 +106,8 @@ def _names_a_param(value: str, names: Sequence[str]) -> bool:
 @dataclass
 class StepArgs:
     """A step's given values and their context, with the parsers its build uses (error labels follow where the
-    values came from: `--slope` on the step's command, `--cdl:slope` in `oxi run`, `cdl slope` in recipes)."""
+    values came from: `--slope` on the step's command, `--cdl:slope` in `oxi run`, `cdl slope` in recipes,
+    `slope=` for Python's keyword arguments, `Cdl(slope=...)`)."""
 
     step: Step
     given: dict[str, Any]
@@ -117,6 +118,7 @@ class StepArgs:
     force_hint: str = "--force"
     where: str = ""
     sources: list[Path] = field(default_factory=list)  # files read, for --json
+    keywords: Mapping[str, str] | None = None  # given as Python keyword arguments: parameter -> its keyword
 
     def __contains__(self, name: str) -> bool:
         return self.given.get(name) is not None
@@ -127,6 +129,8 @@ class StepArgs:
 
     def label(self, name: str) -> str:
         param = self.step.param(name)
+        if self.keywords is not None:
+            return f"{self.keywords.get(name, name)}="
         if self.command:
             return param.flag
         if self.where.startswith("--"):  # `oxi run --resize:filter=box`

@@ -43,12 +43,14 @@ def _digest() -> object:
 def build_key(environ: dict[str, str] | None = None) -> str:
     """What makes two processes interchangeable: the interpreter, oxi's version and sources, and the settings
     bound at start. A service answers only clients with its own key."""
-    from oxi_cli import __version__
+    from oxi_cli import COMMAND_DEFAULTS, __version__
 
-    env = os.environ if environ is None else environ
+    env = {**COMMAND_DEFAULTS, **(os.environ if environ is None else environ)}  # as a command process binds them
     bound = sorted((k, v) for k, v in env.items() if k.startswith(BOUND_AT_START))
     digest = _digest()
-    for part in (sys.executable, sys.version, PACKAGE, __version__, repr(bound), repr(_sources_stamp())):
+    # The interpreter by its real path: `python` and `python3` in one venv are the same build.
+    for part in (os.path.realpath(sys.executable), sys.version, PACKAGE, __version__, repr(bound),
+                 repr(_sources_stamp())):
         digest.update(part.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")
     return digest.hexdigest()
