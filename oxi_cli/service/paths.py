@@ -48,8 +48,9 @@ def build_key(environ: dict[str, str] | None = None) -> str:
     env = {**COMMAND_DEFAULTS, **(os.environ if environ is None else environ)}  # as a command process binds them
     bound = sorted((k, v) for k, v in env.items() if k.startswith(BOUND_AT_START))
     digest = _digest()
-    # The interpreter by its real path: `python` and `python3` in one venv are the same build.
-    for part in (os.path.realpath(sys.executable), sys.version, PACKAGE, __version__, repr(bound),
+    # The interpreter by its real path and its environment (`python` and `python3` of one venv are one build;
+    # two venvs of one interpreter are two).
+    for part in (os.path.realpath(sys.executable), sys.prefix, sys.version, PACKAGE, __version__, repr(bound),
                  repr(_sources_stamp())):
         digest.update(part.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")
