@@ -24,17 +24,11 @@ from oxi_cli.channels import (
 from oxi_cli.errors import UsageError
 from oxi_cli.image import Image, ImageMeta, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec
+from oxi_cli.io.formats import named
 from oxi_cli.ops import ColorOp, ImageOp, Op
 from oxi_cli.ops.base import chain_colour, chain_windows, ops_for_part
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
-# What each output format can store, best first; used when --out-type same meets a format that can't.
-FORMAT_TYPES: dict[str, tuple[str, ...]] = {
-    "exr": ("half", "float", "uint32"),
-    "png": ("uint16", "uint8"),
-    "tiff": ("float", "uint16", "uint8"),
-    "jpeg": ("uint8",),
-}
 
 
 class Source(Protocol):
@@ -171,7 +165,7 @@ def output_types(image: Image, out_type: str, out_format: str, ops: Sequence[Op]
     frame (`ops` render a display-referred picture into a PNG or JPEG) is 8-bit unless --out-type says otherwise."""
     if out_type not in OUT_TYPES:
         raise UsageError(f"--out-type must be one of {', '.join(OUT_TYPES)}, got {out_type!r}")
-    allowed = FORMAT_TYPES.get(out_format, ("half", "float", "uint32", "uint8", "uint16"))
+    allowed = named(out_format).stores
     target = chain_colour(ops)[1]
     if out_type == "same" and target is not None and target.review(out_format):
         out_type = "uint8"
@@ -343,9 +337,9 @@ def dropped_note(image: Image, types: Mapping[str, str], out_format: str) -> str
 
 def kept_channels(image: Image, types: Mapping[str, str], out_format: str) -> list[str]:
     """The channels the output format writes of `image` stored as `types` (EXR: every one)."""
-    from oxi_cli.io.raster import STORABLE, output_layout
+    from oxi_cli.io.raster import output_layout
 
-    if out_format not in STORABLE:
+    if named(out_format).any_channels:
         return list(image.planes)
     try:
         kept, _ = output_layout(Image(image.width, image.height, image.planes, replace(image.meta, pixel_types=dict(

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from oxi_cli.io.formats import named
+
 BAND_BYTES = 64 << 20  # decoded float32 bytes per band of rows; bounds memory whatever the image size
 # Header entries shown in their own fields rather than among the attributes.
 _STRUCTURAL = {"channels", "compression", "dataWindow", "displayWindow", "tiles", "type", "pixelAspectRatio",
@@ -28,7 +30,7 @@ def describe(path: str | Path) -> dict[str, Any]:
     spec = read_spec(path)
     info: dict[str, Any] = {"path": str(path), "format": spec.meta.format, "file_bytes": path.stat().st_size}
     info.update(_describe_part(spec))
-    if spec.meta.format == "exr":
+    if named(spec.meta.format).parts:
         info["parts"] = [
             {"index": i, "name": part.meta.header.get("name"), "view": part.meta.header.get("view"),
              **_describe_part(part)}
@@ -46,13 +48,9 @@ def _describe_part(spec: Any) -> dict[str, Any]:
         "channels": [{"name": n, "type": meta.pixel_types[n]} for n in spec.channels],
         "compression": meta.compression,
     }
-    if meta.format == "exr":
-        tiles = header.get("tiles")
-        info["storage"] = "tiled" if tiles is not None else "scanline"
-        info["tiles"] = _tiles(tiles) if tiles is not None else None
-        info["data_window"] = _box(header.get("dataWindow"))
-        info["display_window"] = _box(header.get("displayWindow"))
-        info["pixel_aspect"] = _jsonable(header.get("pixelAspectRatio", 1.0))
+    fmt = named(meta.format)
+    if fmt.can("describe"):
+        info.update({key: _jsonable(value) for key, value in fmt.call("describe", spec).items()})
     attributes = {k: _jsonable(v) for k, v in sorted(header.items()) if k not in _STRUCTURAL}
     info["attributes"] = attributes
     info["colour"] = colour_attributes(attributes)
@@ -77,13 +75,6 @@ def _tiles(tiles: Any) -> dict[str, Any]:
         "levels": _jsonable(tiles.mode),
         "rounding": _jsonable(tiles.roundingMode),
     }
-
-
-def _box(box: Any) -> list[list[int]] | None:
-    if box is None:
-        return None
-    lo, hi = box
-    return [[int(lo[0]), int(lo[1])], [int(hi[0]), int(hi[1])]]
 
 
 def _jsonable(v: Any) -> Any:
@@ -168,12 +159,14 @@ def channel_stats(path: str | Path, band_rows: int | None = None) -> list[dict[s
     """
     from oxi_cli.image import to_float32
     from oxi_cli.io import format_for, read_image, read_spec
+    from oxi_cli.io.formats import named
 
     path = Path(path)
     spec = read_spec(path)  # the one-line errors for missing, truncated or unsupported files
-    if format_for(path) == "exr" and not spec.parts:
+    fmt = named(format_for(path))
+    if fmt.regions and not spec.parts and fmt.call("region_blocker", path) is None:
         stats = {name: ChannelStats() for name in spec.channels}
-        _exr_bands(path, spec.channels, spec.meta.pixel_types, stats, band_rows)
+        _banded(fmt.call("region_reader", path), spec.channels, spec.meta.pixel_types, stats, band_rows)
         return [{name: s.as_json() for name, s in stats.items()}]
     found = []
     for part in read_image(path).all_parts():
@@ -185,19 +178,20 @@ def channel_stats(path: str | Path, band_rows: int | None = None) -> list[dict[s
     return found
 
 
-def _exr_bands(
-    path: Path, names: list[str], types: dict[str, str], stats: dict[str, ChannelStats], band_rows: int | None
+def _banded(
+    reader: Any, names: list[str], types: dict[str, str], stats: dict[str, ChannelStats], band_rows: int | None
 ) -> None:
     """Fold the file's rows into `stats` band by band, through the same checked reader as streamed processing."""
-    from oxi_cli.io.exr_stream import ExrRegionReader
+    from oxi_cli.image import to_float32
 
-    with ExrRegionReader(path) as reader:
+    with reader:
         rows = band_rows or max(1, BAND_BYTES // max(1, reader.width * 4 * len(names)))
-        tiles = reader.spec.meta.header.get("tiles")
-        if tiles is not None and band_rows is None:  # whole tile rows: each tile is decoded once
-            rows = max(tiles.ySize, rows // tiles.ySize * tiles.ySize)
+        step = getattr(reader, "row_step", 1)
+        if band_rows is None and step > 1:  # whole chunks or tile rows: each is decoded once
+            rows = max(step, rows // step * step)
         for start in range(0, reader.height, rows):
-            band = reader.read_rows(start, min(start + rows, reader.height), widen=True)  # half as float32
+            band = reader.read_rows(start, min(start + rows, reader.height))
             for name in names:
                 # uint32 as float64: float32 would round above 2^24.
-                stats[name].add(band[name].astype(np.float64) if types[name] == "uint32" else band[name])
+                kind = types[name]
+                stats[name].add(band[name].astype(np.float64) if kind == "uint32" else to_float32(band[name], kind))

@@ -19,6 +19,7 @@ from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.channels import EVERYTHING, Selection
 from oxi_cli.errors import UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image
+from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import AxisStep, ColorOp, ImageOp, Op
 from oxi_cli.ops.base import ops_for_part
@@ -421,13 +422,9 @@ def _largest_fitting(fits: Callable[[int], bool], top: int) -> int | None:
 
 
 def _region_notes(spec: ImageSpec) -> tuple[str, ...]:
-    header = spec.meta.header
-    notes = []
-    if "tiles" in header:
-        notes.append("the tiled input is written as scanlines (OpenEXR's band writer cannot write tiles)")
-    if getattr(header.get("lineOrder"), "name", "") == "DECREASING_Y":
-        notes.append("lineOrder DECREASING_Y is written as INCREASING_Y (bands are written top to bottom)")
-    return tuple(notes)
+    """What streaming this file changes about how it is stored, as its format says (io/formats.py)."""
+    fmt = formats.named(spec.meta.format)
+    return tuple(fmt.call("band_notes", spec)) if fmt.can("band_notes") else ()
 
 
 def make_plan(
@@ -471,10 +468,11 @@ def make_plan(
         whole_only = one_pass = f"a multi-part file ({len(spec.all_parts())} parts) is processed in one pass"
     else:
         one_pass = None
-    if whole_only is None and spec.meta.format != "exr":
-        whole_only = f"{spec.meta.format.upper()} input can only be read whole"
-    if whole_only is None and out_format != "exr":
-        whole_only = f"{out_format.upper()} output can only be written whole"
+    source, dest = formats.named(spec.meta.format), formats.named(out_format)
+    if whole_only is None and not source.regions:
+        whole_only = f"{source.label} input can only be read whole"
+    if whole_only is None and not dest.regions:
+        whole_only = f"{dest.label} output can only be written whole"
     job = _Job(
         spec=spec,
         ops=ops,

@@ -110,7 +110,7 @@ def plan_for_files(
 ) -> Plan:
     """The plan for `oxi ... IN OUT` with --strategy, --memory-limit and --vram-limit (sizes like 512M)."""
     from oxi_cli.io import format_for, read_spec
-    from oxi_cli.io.exr_stream import region_blocker
+    from oxi_cli.io.formats import named
 
     source_path, dest_path = Path(source_path), Path(dest_path)
     try:
@@ -118,7 +118,8 @@ def plan_for_files(
     except OxiError as e:  # for an output, a wrong extension is a usage mistake
         raise UsageError(str(e)) from None
     spec = select_part(read_spec(source_path), selection.part, source_path)
-    blocker = region_blocker(source_path) if spec.meta.format == "exr" else None
+    source = named(spec.meta.format)
+    blocker = source.call("region_blocker", source_path) if source.regions else None
     return make_plan(
         spec,
         ops,
@@ -529,49 +530,34 @@ def _execute_tiled(
     )
 
 
-def _band_reader(path: Path) -> Any:
-    """oxi's own chunk-parallel, GIL-free reader where the file's codec allows it, else OpenEXR's."""
-    from oxi_cli.io.exr_chunks import ExrChunkReader, layout_for
-    from oxi_cli.io.exr_stream import ExrRegionReader, header_bytes, region_blocker
-
-    blocker = region_blocker(path)
-    if blocker is not None:
-        raise UsageError(f"--strategy streaming cannot run: {blocker}")
-    reader = ExrRegionReader(path)  # checks the file whole (truncation) and reads its spec
-    layout = layout_for(reader.spec.meta.header, reader.spec.meta.pixel_types)
-    if layout is None:
-        return reader
-    reader.close()
-    return ExrChunkReader(path, layout, header_bytes(path), reader.spec)
-
-
-def _band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name: Path) -> Any:
-    """oxi's own chunk writer where the output codec allows it, else OpenEXR's legacy band writer."""
-    from oxi_cli.io.exr_stream import ExrBandWriter, chunk_writer
-
-    return chunk_writer(tmp, header, types, name) or ExrBandWriter(tmp, header, types, name=name)
-
-
 def _execute_streaming(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
     progress: Progress | None, layers: LayerRule,
 ) -> Result:
+    from oxi_cli.io import format_for
     from oxi_cli.io.atomic import atomic_output
-    from oxi_cli.io.exr_stream import band_header
+    from oxi_cli.io.formats import named
 
-    if sink.format != "exr":
-        raise UsageError(f"streaming writes EXR only; {sink.path} is {sink.format.upper()}: use --strategy auto")
+    source, dest = named(format_for(source_path)), named(sink.format)
+    for fmt, side in ((source, "reads"), (dest, "writes")):
+        if not fmt.regions:
+            raise UsageError(f"--strategy streaming {side} files by bands of rows, which {fmt.label} files are "
+                             "not; use --strategy auto")
+    blocker = source.call("region_blocker", source_path)
+    if blocker is not None:
+        raise UsageError(f"--strategy streaming cannot run: {blocker}")
     t0 = time.perf_counter()
-    with _band_reader(source_path) as reader:
+    with source.call("region_reader", source_path) as reader:
         spec = reader.spec
-        chain = _chain(ops, spec, backend, out_type, "exr", layers)
+        chain = _chain(ops, spec, backend, out_type, sink.format, layers)
         rows, cols = _spans(chain.ops, spec, plan)
         out_w, out_h = _out_size(chain.ops, spec.width, spec.height)
         meta = output_meta(spec.meta, chain.ops, spec.width, spec.height, chain.types)
-        header = band_header(meta, out_w, out_h, sink.compression)
+        header = dest.call("band_header", meta, out_w, out_h, sink.compression)
         try:
             with atomic_output(sink.path) as tmp:
-                writer = _band_writer(tmp, header, {n: chain.types[n] for n in spec.channels}, sink.path)
+                types = {n: chain.types[n] for n in spec.channels}
+                writer = dest.call("band_writer", tmp, header, types, sink.path)
                 try:
                     busy = run_streaming(chain, reader, writer, rows, cols, progress)
                     writer.close()

@@ -102,9 +102,9 @@ def _channel_names(channels: Sequence[str] | None, count: int) -> tuple[str, ...
 def _apply_image(image: Image, chain: Chain, backend: str | Backend | None, layers: str | None) -> Image:
     from oxi_cli.channels import LayerRule
     from oxi_cli.execute import MemorySink, MemorySource, execute, working_channels
-    from oxi_cli.io.common import WINDOW_FORMATS
+    from oxi_cli.io.formats import named
 
-    ops = step_ops(chain, image.width, image.height, windows=image.meta.format in WINDOW_FORMATS)
+    ops = step_ops(chain, image.width, image.height, windows=named(image.meta.format).keeps_windows)
     rule = LayerRule.parse(layers)
     spec = MemorySource(image).spec()
     names = working_channels(spec, ops, rule)

@@ -194,6 +194,6 @@ def _check_extension(path: Path, what: str) -> None:
 
 
 def _image_extensions() -> set[str]:
-    from oxi_cli.io.common import EXTENSIONS
+    from oxi_cli.io.formats import by_extension
 
-    return set(EXTENSIONS)
+    return set(by_extension())

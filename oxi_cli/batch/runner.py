@@ -161,9 +161,10 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
 def check_out_type(out_type: str | None, out_format: str) -> None:
     """An --out-type the output format cannot store is refused before any work (an unknown name is
     execute.output_types' to refuse), so its error comes alone, never after a file was computed."""
-    from oxi_cli.execute import FORMAT_TYPES, OUT_TYPES
+    from oxi_cli.execute import OUT_TYPES
+    from oxi_cli.io.formats import named
 
-    allowed = FORMAT_TYPES[out_format]
+    allowed = named(out_format).stores
     if out_type in (None, "same") or out_type not in OUT_TYPES or out_type in allowed:
         return
     usable = [t for t in allowed if t in OUT_TYPES]

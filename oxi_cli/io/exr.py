@@ -218,6 +218,19 @@ def _part_spec(part: Any, checked: Any) -> ImageSpec:
     return ImageSpec(width, height, names, _meta(header, {name: types[name] for name in names}, checked.level_mode))
 
 
+def describe(spec: ImageSpec) -> dict[str, Any]:
+    """What `oxi info` shows of an EXR part beyond every format's fields (io/formats.py's "describe")."""
+    header = spec.meta.header
+    tiles = header.get("tiles")
+    return {
+        "storage": "tiled" if tiles is not None else "scanline",
+        "tiles": tiles,
+        "data_window": header.get("dataWindow"),
+        "display_window": header.get("displayWindow"),
+        "pixel_aspect": header.get("pixelAspectRatio", 1.0),
+    }
+
+
 # --- writing ---------------------------------------------------------------------------------------
 
 

@@ -58,6 +58,8 @@ class ExrRegionReader:
         self.spec: ImageSpec = exr.read_spec(self.path)
         self.width, self.height = self.spec.width, self.spec.height
         self._y0 = _window(self.spec.meta.header)[1]
+        tiles = self.spec.meta.header.get("tiles")
+        self.row_step = int(tiles.ySize) if tiles is not None else 1  # whole tile rows decode each tile once
         self._dtypes = {name: PIXEL_DTYPES[self.spec.meta.pixel_types[name]] for name in self.spec.channels}
         error: BaseException | None = None
         complete = False
@@ -363,3 +365,33 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
     except BaseException:
         writer.abort()
         raise
+
+
+def region_reader(path: Path) -> Any:
+    """Bands of rows of an EXR: oxi's own chunk-parallel, GIL-free reader where the file's codec allows it, else
+    OpenEXR's (io/formats.py's "region_reader")."""
+    from oxi_cli.io.exr_chunks import ExrChunkReader, layout_for
+
+    reader = ExrRegionReader(path)  # checks the file whole (truncation) and reads its spec
+    layout = layout_for(reader.spec.meta.header, reader.spec.meta.pixel_types)
+    if layout is None:
+        return reader
+    reader.close()
+    return ExrChunkReader(path, layout, header_bytes(path), reader.spec)
+
+
+def band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name: Path) -> Any:
+    """Bands of rows into an EXR: oxi's own chunk writer where the output codec allows it, else OpenEXR's legacy
+    band writer (io/formats.py's "band_writer")."""
+    return chunk_writer(tmp, header, types, name) or ExrBandWriter(tmp, header, types, name=name)
+
+
+def band_notes(spec: ImageSpec) -> list[str]:
+    """What writing this EXR by bands changes about how it is stored (io/formats.py's "band_notes")."""
+    header = spec.meta.header
+    notes = []
+    if "tiles" in header:
+        notes.append("the tiled input is written as scanlines (OpenEXR's band writer cannot write tiles)")
+    if getattr(header.get("lineOrder"), "name", "") == "DECREASING_Y":
+        notes.append("lineOrder DECREASING_Y is written as INCREASING_Y (bands are written top to bottom)")
+    return notes

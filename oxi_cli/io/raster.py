@@ -12,17 +12,11 @@ import numpy as np
 
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image, ImageMeta
+from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec, check_claim, check_readable, convert_plane, one_line, pixel_type_of
 
 # Channel names by sample count; the writers look for these (R, G, B [, A] or Y [, A]).
 NAMES_BY_COUNT = {1: ["Y"], 2: ["Y", "A"], 3: ["R", "G", "B"], 4: ["R", "G", "B", "A"]}
-# Pixel types each format can hold, and what to tell a user who asks for another.
-STORABLE = {
-    "png": ("uint8", "uint16"),
-    "tiff": ("uint8", "uint16", "float"),
-    "jpeg": ("uint8",),
-}
-LABEL = {"png": "PNG", "tiff": "TIFF", "jpeg": "JPEG"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _IHDR_END = 33  # signature, IHDR length and type, 13 bytes of fields, CRC
 # Bit depths the PNG specification allows for each colour type.
@@ -89,7 +83,8 @@ def _corrupt(path: Path, label: str, error: BaseException | str) -> InputError:
 def output_layout(image: Image, format: str) -> tuple[list[str], str]:
     """The channels `format` writes (RGB[A] or Y[A]; other layers are dropped, and alpha from JPEG and from a
     review frame: colour_tags.ColourTag.drops_alpha) and their one pixel type."""
-    label = LABEL[format]
+    described = formats.named(format)
+    label = described.label
     have = image.planes
     colour = image.meta.colour
     keeps_alpha = format != "jpeg" and not (colour is not None and colour.drops_alpha(format))
@@ -104,7 +99,7 @@ def output_layout(image: Image, format: str) -> tuple[list[str], str]:
         raise UsageError(f"{label} holds gray, gray+alpha, RGB or RGBA; this image has channels {', '.join(have)}")
     first = names[0]
     kind = image.meta.pixel_types.get(first) or pixel_type_of(have[first])
-    storable = STORABLE[format]
+    storable = described.stores
     if kind not in storable:
         choices = " or ".join(storable)
         raise UsageError(f"{label} stores {choices}, not {kind}; use --out-type {choices}")
