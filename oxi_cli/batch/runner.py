@@ -4,7 +4,6 @@ report each file (progress, --json) and the batch (summary, exit status); Ctrl-C
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import queue
@@ -14,12 +13,13 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from oxi_cli.batch.inputs import InputItem, Inputs, expand_inputs
-from oxi_cli.batch.naming import OutputTarget, output_path, refuse_replacing, resolve_target
+from oxi_cli.batch.inputs import Inputs, expand_inputs
+from oxi_cli.batch.interrupts import interrupts_deferred, raise_in_thread
+from oxi_cli.batch.jobs import Job, Progress, check_out_type, plan_jobs, process_file
+from oxi_cli.batch.naming import OutputTarget, resolve_target
 from oxi_cli.batch.options import BatchOptions, check_device
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
@@ -28,7 +28,6 @@ from oxi_cli.batch.trial import Trial, worth_timing
 from oxi_cli.errors import (
     BackendUnavailable,
     GpuFailure,
-    InputError,
     OxiError,
     UsageError,
     caused_by_interrupt,
@@ -36,62 +35,8 @@ from oxi_cli.errors import (
 )
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
-Progress = Callable[[int, int], None]
-
-
-@dataclass
-class Job:
-    index: int
-    item: InputItem
-    output: Path
-    record: FileRecord
-    nbytes: int = 0
-    ops: list[Any] = field(default_factory=list)
-    footprint: Footprint | None = None
-    plan: Any = None
-    thread: threading.Thread | None = None
-    backend: Any = None  # the raw backend this file runs on (a trial hands out both); None: the batch's
-    slot: int | None = None  # its place in the trial, if any
-
-
-def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress) -> Any:
-    """Process one file end to end as its plan says and return the executor's Result.
-
-    `progress` (rows done, rows total) raises KeyboardInterrupt once the batch is cancelled, which lets a
-    streamed file stop between bands.
-    """
-    from oxi_cli.stream import execute_planned
-
-    refuse_beyond_memory(job)
-    return execute_planned(
-        job.ops,
-        job.item.path,
-        job.output,
-        backend,
-        job.plan,
-        out_type=opts.out_type or "same",
-        compression=opts.compression,
-        in_place=opts.in_place,
-        progress=progress,
-        selection=opts.selection(),
-        quality=opts.quality,
-    )
-
-
-def refuse_beyond_memory(job: Job) -> None:
-    """A file over its memory budget still runs, alone (batch/schedule.py); one that needs more than this machine,
-    or this process's limit, can give is refused before it is decoded, rather than failing out of memory."""
-    from oxi_cli.plan import format_size, memory_headroom
-
-    plan = job.plan
-    if plan is None or plan.fits:
-        return
-    have, bound = memory_headroom()
-    if plan.ram_bytes > have:
-        raise InputError(
-            f"{job.item.path}: processing this {plan.width}x{plan.height} image needs {format_size(plan.ram_bytes)} "
-            f"of memory, but {format_size(have)} is {bound}; free memory or use a machine with more"
-        )
+__all__ = ["Batch", "Job", "SerializedBackend", "check_out_type", "device_name", "plan_jobs", "process_file",
+           "run_batch", "start_batch"]
 
 
 class SerializedBackend:
@@ -135,50 +80,6 @@ def start_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Calla
     return (kind or Batch)(jobs, inputs, target, chain, opts, budget)
 
 
-def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:
-    """One job per input with its output path; refuses clashes and overwriting inputs before any work."""
-    from oxi_cli.io.common import output_format
-
-    jobs: list[Job] = []
-    claimed: dict[str, Path] = {}
-    for index, item in enumerate(inputs.items):
-        out = output_path(target, item)
-        key = os.path.normcase(os.path.abspath(out))
-        if key in claimed:
-            raise UsageError(
-                f"{claimed[key]} and {item.path} would both be written to {out}; "
-                "use --name with {parent} or {stem}, or a sequence pattern"
-            )
-        claimed[key] = item.path
-        check_out_type(opts.out_type, output_format(out, None if item.missing else item.path, opts.in_place))
-        record = FileRecord(item.path, out, frame=item.frame, required=item.required)
-        jobs.append(Job(index, item, out, record))
-    if not opts.skip_existing and not opts.plan_only:  # skipped outputs stay; a plan writes nothing
-        refuse_replacing([(job.item, job.output) for job in jobs], opts.overwrite)
-    return jobs
-
-
-def check_out_type(out_type: str | None, out_format: str) -> None:
-    """An --out-type the output format cannot store is refused before any work (an unknown name is
-    execute.output_types' to refuse), so its error comes alone, never after a file was computed."""
-    from oxi_cli.execute import OUT_TYPES
-    from oxi_cli.io.formats import named
-
-    allowed = named(out_format).stores
-    if out_type in (None, "same") or out_type not in OUT_TYPES or out_type in allowed:
-        return
-    usable = [t for t in allowed if t in OUT_TYPES]
-    raise UsageError(
-        f"{out_format.upper()} outputs store {_either(allowed)}, not {out_type}; use --out-type {_either(usable)}"
-    )
-
-
-def _either(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
-# What any Vulkan device can hold for one piece of a plan (wgpu's default buffer limit is 256 MiB; every GPU
-# oxi can open has several times more).
 ANY_GPU_HOLDS = 256 << 20
 
 
@@ -231,7 +132,7 @@ class Batch:
     def _interrupts_held(self, drop: bool = False) -> Any:
         """The command holds a Ctrl-C back while a record is written (_interrupts_deferred); a Python caller's
         batch installs no signal handler."""
-        return _interrupts_deferred(drop) if self.command else contextlib.nullcontext()
+        return interrupts_deferred(drop) if self.command else contextlib.nullcontext()
 
     def _note_settled(self, code: int | None) -> None:
         if self.command:
@@ -606,7 +507,7 @@ class Batch:
         self.cancel.set()
         for job in running.values():
             if job.thread is not None and job.thread.is_alive():
-                _raise_in_thread(job.thread, quiet=self.command)
+                raise_in_thread(job.thread, quiet=self.command)
         deadline = time.monotonic() + CANCEL_WAIT_S
         for job in running.values():
             while job.thread is not None and job.thread.is_alive() and time.monotonic() < deadline:
@@ -705,38 +606,3 @@ def _peak_rss() -> int | None:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
-def _raise_in_thread(thread: threading.Thread, quiet: bool = True) -> None:
-    """Interrupt a job thread. The KeyboardInterrupt can land before the job's own handler is set up; the
-    batch reports the interruption itself, so a thread ending of it must print no traceback (`quiet`: the
-    command's process-wide threading.excepthook says so; a Python caller's hook is left as it is)."""
-    if quiet and threading.excepthook is not _quiet_on_interrupt:
-        threading.excepthook = _quiet_on_interrupt
-    if thread.ident is not None:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
-
-
-_default_excepthook = threading.excepthook
-
-
-def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
-    if not issubclass(args.exc_type, KeyboardInterrupt):
-        _default_excepthook(args)
-
-
-@contextlib.contextmanager
-def _interrupts_deferred(drop: bool = False) -> Any:
-    """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt
-    (`drop`: forget it, for work that nothing is left to interrupt)."""
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught and not drop:
-        raise KeyboardInterrupt
