@@ -8,7 +8,6 @@ file's pixel types (I/O buffers) and float32 (working buffers).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,13 +20,12 @@ from oxi_cli.errors import UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image
 from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec
+from oxi_cli.memory import current_rss, format_size
 from oxi_cli.ops import AxisStep, ColorOp, ImageOp, Op
 from oxi_cli.ops.base import ops_for_part
+from oxi_cli.spans import AxisSpans, axis_spans, axis_steps, segments
 
 STRATEGIES = ("auto", "single", "tiled", "streaming")
-# Half of what the kernel calls available: the rest stays for the page cache that EXR reads and writes go
-# through and for other programs; the CPU backend's own "usable" figure (60%) bounds compute, not the process.
-DEFAULT_RAM_FRACTION = 0.5
 # Float32 working set per band beyond which bigger bands buy nothing but memory (the per-band overhead is a
 # few milliseconds; 32 MiB is 1024 rows of 2K RGBA or 128 rows of 16K RGBA).
 BAND_TARGET_BYTES = 32 << 20
@@ -44,190 +42,11 @@ OVERLAP_MAX_CORES = 4
 # Largest tile side tried; at 4096² RGBA float32 a tile is 256 MiB, past the point where GPUs run faster.
 MAX_TILE = 4096
 MIN_TILE = 16
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_bytes(text: str | int, option: str | None = None) -> int:
-    """Bytes from `512M`, `2G`, `1.5GiB`, `300MB`, `65536`; units are binary (1K = 1024), case-insensitive.
-    `option` (e.g. `--memory-budget`) starts the error message when given."""
-    try:
-        return _parse_bytes(text)
-    except UsageError as e:
-        if option is None:
-            raise
-        raise UsageError(f"{option}: {e}") from None
-
-
-def _parse_bytes(text: str | int) -> int:
-    if isinstance(text, int):
-        if text <= 0:
-            raise UsageError(f"a memory size must be positive, got {text}")
-        return text
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", str(text), re.IGNORECASE)
-    if not match or (match.group(2) == "" and re.search(r"[a-z]", str(text), re.IGNORECASE)):
-        raise UsageError(f"cannot read memory size {text!r}; write it like 512M, 2G or 1.5GiB")
-    value = float(match.group(1)) * _UNITS[match.group(2).lower()]
-    if value < 1:
-        raise UsageError(f"a memory size must be at least 1 byte, got {text!r}")
-    return int(value)
-
-
-def format_size(n: int) -> str:
-    """Bytes as the short binary figure people read: 512.0 MiB, 1.50 GiB."""
-    if n >= 1 << 30:
-        return f"{n / (1 << 30):.2f} GiB"
-    if n >= 1 << 20:
-        return f"{n / (1 << 20):.1f} MiB"
-    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
-
-
-def available_ram() -> int:
-    """MemAvailable from /proc/meminfo (what can be used without swapping), else free physical pages; never more
-    than this process's own memory limit leaves it (limit_headroom)."""
-    physical = _kib_fields("/proc/meminfo").get("MemAvailable")
-    if physical is None:
-        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-    limited = limit_headroom()
-    return min(physical, limited[0]) if limited is not None else physical
-
-
-def memory_headroom() -> tuple[int, str]:
-    """Bytes an allocation can still take before it fails, and what bounds them: the memory available plus free
-    swap ('available'), or this process's own limit (limit_headroom's name for it)."""
-    info = _kib_fields("/proc/meminfo")
-    free = info.get("MemAvailable", available_ram()) + info.get("SwapFree", 0)
-    limited = limit_headroom()
-    return limited if limited is not None and limited[0] < free else (free, "available")
-
-
-def limit_headroom() -> tuple[int, str] | None:
-    """What `ulimit -d` (RLIMIT_DATA) or `ulimit -v` (RLIMIT_AS, which Grid Engine's h_vmem sets) still lets this
-    process allocate, with the limit's name; None when neither is set."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    used = _kib_fields("/proc/self/status")
-    limits = ((resource.RLIMIT_DATA, "VmData", "ulimit -d"), (resource.RLIMIT_AS, "VmSize", "ulimit -v"))
-    found = []
-    for limit, size, name in limits:
-        soft, _ = resource.getrlimit(limit)
-        if soft != resource.RLIM_INFINITY and size in used:
-            found.append((max(0, soft - used[size]), f"left under this process's {name}"))
-    return min(found) if found else None
-
-
-def _kib_fields(path: str) -> dict[str, int]:
-    """`Name:  123 kB` lines of a /proc file, in bytes; empty where the file cannot be read."""
-    fields = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                name, _, rest = line.partition(":")
-                parts = rest.split()
-                if len(parts) == 2 and parts[1] == "kB" and parts[0].isdigit():
-                    fields[name] = int(parts[0]) * 1024
-    except OSError:
-        pass
-    return fields
-
-
-def default_ram_budget() -> int:
-    return int(available_ram() * DEFAULT_RAM_FRACTION)
-
-
-def current_rss() -> int:
-    """Resident bytes of this process now."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def runtime_bytes(limits: DeviceLimits) -> int:
     """The process's own resident size: what it holds now, at least what its backend needs loaded."""
     return max(current_rss(), limits.runtime_bytes)
-
-
-# --- how bands and tiles map back through the chain -------------------------------------------------------
-
-
-def axis_steps(ops: Sequence[Op], size: int, axis: int) -> list[AxisStep]:
-    """The image ops of a chain as seen along rows (axis 0) or columns (axis 1) of a `size` input."""
-    steps = []
-    for op in ops:
-        if isinstance(op, ImageOp):
-            step = op.axis_step(axis, size)
-            steps.append(step)
-            size = step.dst
-    return steps
-
-
-@dataclass(frozen=True)
-class AxisSpans:
-    """Segments of one output axis and, for each, the input range to read and the range each op computes.
-
-    A band or tile is computed over `read` (input coordinates) and every intermediate range in `stages`;
-    only its own output range `out` is kept (`crop` is where it starts inside the computed output).
-    """
-
-    out: np.ndarray  # (n, 2) output [start, stop)
-    read: np.ndarray  # (n, 2) input [start, stop)
-    stages: tuple[np.ndarray, ...]  # one (n, 2) computed range per spatial op, in its output coordinates
-    sizes: tuple[tuple[int, int], ...]  # each spatial op's whole-image (src, dst) along this axis
-
-    @property
-    def count(self) -> int:
-        return int(self.out.shape[0])
-
-    @property
-    def crop(self) -> np.ndarray:
-        final = self.stages[-1] if self.stages else self.read
-        return self.out - final[:, :1]
-
-    def lengths(self) -> list[int]:
-        """Longest range per stage (read first), the sizes buffers must hold."""
-        return [int((r[:, 1] - r[:, 0]).max()) for r in (self.read, *self.stages)]
-
-
-def axis_spans(
-    steps: Sequence[AxisStep], size: int, starts: np.ndarray, stops: np.ndarray
-) -> AxisSpans:
-    """Map output segments [starts, stops) back through `steps` to the input each one needs.
-
-    Backwards, each op turns the rows that must come out exact into the rows that must go in exact:
-    blur adds R on each side (clamped at the image edge, where the kernel's own clamping then applies
-    because the band is at the edge too); resize takes its taps' range. Forwards, the read range then
-    gives the range every op computes, and each output segment is cropped from the last one.
-
-    Every op computes a piece as the whole-image op computes those pixels (ImageOp.piece: a resize uses the
-    whole image's weights for the rows it covers), so bands may start anywhere.
-    """
-    need0 = np.asarray(starts, dtype=np.int64)
-    need1 = np.asarray(stops, dtype=np.int64)
-    out = np.stack([need0, need1], axis=1)
-    needs = []  # each step's needed output range, backwards
-    for step in reversed(steps):
-        needs.append(np.stack([need0, need1], axis=1))
-        need0, need1 = step.needs(need0, need1)
-    needs.reverse()
-    read = np.stack([need0, np.minimum(need1, size)], axis=1)
-    stages = []
-    current = read
-    for step, need in zip(steps, needs, strict=True):
-        if step.first is not None:
-            current = need
-        if (current[:, 0] > need[:, 0]).any() or (current[:, 1] < need[:, 1]).any():
-            raise AssertionError("planner: a band's computed range misses rows the next op needs")
-        stages.append(current)
-    sizes = tuple((step.src, step.dst) for step in steps)
-    return AxisSpans(out, read, tuple(stages), sizes)
-
-
-def segments(total: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-    starts = np.arange(0, total, max(1, size), dtype=np.int64)
-    return starts, np.minimum(starts + size, total)
 
 
 # --- the plan ----------------------------------------------------------------------------------------------

@@ -37,17 +37,10 @@ from oxi_cli.execute import (
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec, one_line
+from oxi_cli.memory import default_ram_budget, parse_bytes
 from oxi_cli.ops import ImageOp, Op
-from oxi_cli.plan import (
-    AxisSpans,
-    Plan,
-    axis_spans,
-    axis_steps,
-    default_ram_budget,
-    make_plan,
-    parse_bytes,
-    segments,
-)
+from oxi_cli.plan import Plan, make_plan
+from oxi_cli.spans import AxisSpans, axis_spans, axis_steps, segments
 
 Progress = Callable[[int, int], None]
 

@@ -21,6 +21,8 @@ LAYERS = {
     "oxi_cli.recipe": 4,
     "oxi_cli.batch": 4,
     "oxi_cli.plan": 3,
+    "oxi_cli.spans": 2,
+    "oxi_cli.memory": 0,
     "oxi_cli.execute": 3,
     "oxi_cli.stream": 3,
     "oxi_cli.info": 3,

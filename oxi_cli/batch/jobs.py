@@ -61,7 +61,7 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress)
 def refuse_beyond_memory(job: Job) -> None:
     """A file over its memory budget still runs, alone (batch/schedule.py); one that needs more than this machine,
     or this process's limit, can give is refused before it is decoded, rather than failing out of memory."""
-    from oxi_cli.plan import format_size, memory_headroom
+    from oxi_cli.memory import format_size, memory_headroom
 
     plan = job.plan
     if plan is None or plan.fits:

@@ -22,7 +22,7 @@ class Footprint:
 def memory_budget(given: str | None) -> int:
     """Bytes from --memory-budget, else env OXI_MEMORY_BUDGET, else the planner's default (half of the
     memory available now): one budget for the batch and for each file's plan."""
-    from oxi_cli.plan import default_ram_budget, parse_bytes
+    from oxi_cli.memory import default_ram_budget, parse_bytes
 
     if given is not None:
         return parse_bytes(given, "--memory-budget")

@@ -343,7 +343,7 @@ def _budget() -> int:
     """OXI_SERVER_BUDGET (a size such as 24G), else what a batch's --jobs would share (OXI_MEMORY_BUDGET, else
     half the memory available now)."""
     from oxi_cli.batch.schedule import memory_budget
-    from oxi_cli.plan import parse_bytes
+    from oxi_cli.memory import parse_bytes
 
     given = os.environ.get("OXI_SERVER_BUDGET")
     return parse_bytes(given, "OXI_SERVER_BUDGET") if given else memory_budget(None)
