@@ -26,7 +26,7 @@ from oxi_cli.image import Image, ImageMeta, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.io.formats import named
 from oxi_cli.ops import ColorOp, ImageOp, Op
-from oxi_cli.ops.base import chain_colour, chain_windows, ops_for_part
+from oxi_cli.ops.base import chain_colour, chain_size, chain_windows, live, ops_for_part
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
 
@@ -491,7 +491,7 @@ def execute(
     layers: LayerRule = DEFAULT_LAYERS,
 ) -> Result:
     """Single-pass execution: the whole file in memory, every part of it through the chain."""
-    ops = [op for op in ops if not op.is_identity()]
+    ops = live(ops)
     t0 = time.perf_counter()
     spec = source.spec()
     groups = part_groups(spec, ops, layers)
@@ -547,10 +547,7 @@ def process_part(
             planes[name] = plane
     computed = [group.ops(ops) for group in groups]
     chain = max(computed, key=len) if computed else []
-    width, height = image.width, image.height
-    for op in chain:
-        if isinstance(op, ImageOp):
-            width, height = op.out_size(width, height)
+    width, height = chain_size(chain, image.width, image.height)
     result = Image(width, height, planes, output_meta(image.meta, chain, image.width, image.height, types))
     counts = {} if encodes_output(ops) else clip_counts(floats, types)
     warn_losses(result, image.meta.pixel_types, counts, ops, out_format)

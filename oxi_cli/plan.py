@@ -21,8 +21,8 @@ from oxi_cli.image import PIXEL_DTYPES, Image
 from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.memory import current_rss, format_size
-from oxi_cli.ops import AxisStep, ColorOp, ImageOp, Op
-from oxi_cli.ops.base import ops_for_part
+from oxi_cli.ops import AxisStep, ColorOp, Op
+from oxi_cli.ops.base import chain_size, live, ops_for_part
 from oxi_cli.spans import AxisSpans, axis_spans, axis_steps, segments
 
 STRATEGIES = ("auto", "single", "tiled", "streaming")
@@ -116,7 +116,7 @@ class _Cost:
 
 
 @dataclass(frozen=True)
-class _Job:
+class _Costing:
     """What the cost model needs to know about one job, worked out once."""
 
     spec: ImageSpec
@@ -189,10 +189,8 @@ def _other_parts_bytes(spec: ImageSpec, ops: Sequence[Op], out_type: str, out_fo
 
     total = 0
     for part in spec.parts:
-        out_w, out_h = part.width, part.height
-        for op in ops_for_part(ops, (spec.width, spec.height), (part.width, part.height)):
-            if isinstance(op, ImageOp):
-                out_w, out_h = op.out_size(out_w, out_h)
+        out_w, out_h = chain_size(ops_for_part(ops, (spec.width, spec.height), (part.width, part.height)),
+                                  part.width, part.height)
         types = output_types(Image(part.width, part.height, {}, part.meta), out_type, out_format, ops)
         stored = part.width * part.height * _bytes_per_pixel(part.meta.pixel_types)
         written = out_w * out_h * _bytes_per_pixel(types)
@@ -275,13 +273,10 @@ def make_plan(
         force = None
     elif force not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {force!r}")
-    ops = tuple(op for op in ops if not op.is_identity())
+    ops = tuple(live(ops))
     refuse_levels(spec, selection.mip_level == 0)
     names = working_channels(spec, ops, selection.layers)
-    out_w, out_h = spec.width, spec.height
-    for op in ops:
-        if isinstance(op, ImageOp):
-            out_w, out_h = op.out_size(out_w, out_h)
+    out_w, out_h = chain_size(ops, spec.width, spec.height)
     types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format, ops)
     if spec.parts:
         whole_only = one_pass = f"a multi-part file ({len(spec.all_parts())} parts) is processed in one pass"
@@ -292,7 +287,7 @@ def make_plan(
         whole_only = f"{source.label} input can only be read whole"
     if whole_only is None and not dest.regions:
         whole_only = f"{dest.label} output can only be written whole"
-    job = _Job(
+    job = _Costing(
         spec=spec,
         ops=ops,
         limits=limits,
@@ -318,7 +313,7 @@ def make_plan(
 
 
 class _Planner:
-    def __init__(self, job: _Job, whole_only: str | None, one_pass: str | None = None) -> None:
+    def __init__(self, job: _Costing, whole_only: str | None, one_pass: str | None = None) -> None:
         self.job = job
         self.whole_only = whole_only
         self.one_pass = one_pass  # why the file cannot be split into tiles or bands at all

@@ -39,10 +39,12 @@ from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec, one_line
 from oxi_cli.memory import default_ram_budget, parse_bytes
 from oxi_cli.ops import ImageOp, Op
+from oxi_cli.ops.base import chain_size, live
 from oxi_cli.plan import Plan, make_plan
 from oxi_cli.spans import AxisSpans, axis_spans, axis_steps, segments
 
-Progress = Callable[[int, int], None]
+# Told (rows done, rows in all) as output rows complete; may raise KeyboardInterrupt to stop between bands.
+RowsDone = Callable[[int, int], None]
 
 
 class RegionSource(Protocol):
@@ -222,13 +224,6 @@ class _Pipeline:
 # --- band and tile maths shared by both region strategies ---------------------------------------------------
 
 
-def _out_size(ops: Sequence[Op], width: int, height: int) -> tuple[int, int]:
-    for op in ops:
-        if isinstance(op, ImageOp):
-            width, height = op.out_size(width, height)
-    return width, height
-
-
 def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[str, str],
              counts: dict[str, list[int]] | None = None) -> dict[str, np.ndarray]:
     """Channels that pass through untouched, in the output's pixel types; `counts`: add what an integer output
@@ -305,7 +300,7 @@ def _chain(
     ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str,
     layers: LayerRule = DEFAULT_LAYERS,
 ) -> _JobChain:
-    ops = [op for op in ops if not op.is_identity()]
+    ops = live(ops)
     groups = part_groups(spec, ops, layers)[0]
     warn_declared(spec, ops)
     types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format, ops)
@@ -320,7 +315,7 @@ def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, A
             f"the plan is for a {plan.width}x{plan.height} image but the input is {spec.width}x{spec.height}; "
             "plan again"
         )
-    out_w, out_h = _out_size(ops, spec.width, spec.height)
+    out_w, out_h = chain_size(ops, spec.width, spec.height)
     rows = axis_spans(
         axis_steps(ops, spec.height, 0), spec.height, *segments(out_h, plan.tile_height)
     )
@@ -339,7 +334,7 @@ def _crop(spans: AxisSpans, k: int) -> tuple[int, int]:
 
 
 def run_tiled(
-    chain: _JobChain, image: Image, rows: AxisSpans, cols: AxisSpans, progress: Progress | None = None
+    chain: _JobChain, image: Image, rows: AxisSpans, cols: AxisSpans, progress: RowsDone | None = None
 ) -> Image:
     """Process an in-memory image tile by tile (each tile read with its halo) into a new Image."""
     out_w, out_h = int(cols.out[-1, 1]), int(rows.out[-1, 1])
@@ -372,7 +367,7 @@ def run_streaming(
     sink: RegionSink,
     rows: AxisSpans,
     cols: AxisSpans,
-    progress: Progress | None = None,
+    progress: RowsDone | None = None,
 ) -> dict[str, float]:
     """Stream full-width bands from `source` through the chain into `sink`; returns each stage's busy seconds."""
     spec = source.spec
@@ -428,7 +423,7 @@ def run_in_memory(
     *,
     out_type: str = "same",
     out_format: str = "exr",
-    progress: Progress | None = None,
+    progress: RowsDone | None = None,
     layers: LayerRule = DEFAULT_LAYERS,
 ) -> Image:
     """Run `plan` on an Image already in memory (bands come from and go to memory): the planner's maths
@@ -447,7 +442,7 @@ def run_in_memory(
         return run_tiled(chain, image, rows, cols, progress)
     collected = MemoryRegionSink()
     run_streaming(chain, MemoryRegionSource(image), collected, rows, cols, progress)
-    out_w, out_h = _out_size(chain.ops, image.width, image.height)
+    out_w, out_h = chain_size(chain.ops, image.width, image.height)
     meta = output_meta(image.meta, chain.ops, image.width, image.height, chain.types)
     return Image(out_w, out_h, collected.planes(), meta)
 
@@ -462,7 +457,7 @@ def execute_planned(
     out_type: str = "same",
     compression: str | None = None,
     in_place: bool = False,
-    progress: Progress | None = None,
+    progress: RowsDone | None = None,
     selection: Selection = EVERYTHING,
     quality: int | None = None,
 ) -> Result:
@@ -475,7 +470,7 @@ def execute_planned(
     """
     source_path, dest_path = Path(source_path), Path(dest_path)
     sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place, quality=quality)
-    ops = [op for op in ops if not op.is_identity()]
+    ops = live(ops)
     if plan.strategy == "single":
         if progress is not None:
             progress(0, plan.out_height)
@@ -495,7 +490,7 @@ def execute_planned(
 
 def _execute_tiled(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
-    progress: Progress | None, selection: Selection,
+    progress: RowsDone | None, selection: Selection,
 ) -> Result:
     t0 = time.perf_counter()
     source = FileSource(source_path, selection.part)
@@ -525,7 +520,7 @@ def _execute_tiled(
 
 def _execute_streaming(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
-    progress: Progress | None, layers: LayerRule,
+    progress: RowsDone | None, layers: LayerRule,
 ) -> Result:
     from oxi_cli.io import format_for
     from oxi_cli.io.atomic import atomic_output
@@ -544,7 +539,7 @@ def _execute_streaming(
         spec = reader.spec
         chain = _chain(ops, spec, backend, out_type, sink.format, layers)
         rows, cols = _spans(chain.ops, spec, plan)
-        out_w, out_h = _out_size(chain.ops, spec.width, spec.height)
+        out_w, out_h = chain_size(chain.ops, spec.width, spec.height)
         meta = output_meta(spec.meta, chain.ops, spec.width, spec.height, chain.types)
         header = dest.call("band_header", meta, out_w, out_h, sink.compression)
         try:

@@ -95,10 +95,10 @@ def backend_for(asked: str | Backend | None, ops: Sequence[Any], width: int, hei
 
     if not may_have_hardware_gpu():
         return held("cpu")
-    from oxi_cli.backends.select import Job, auto_choice
+    from oxi_cli.backends.select import Workload, auto_choice
 
     choice = auto_choice()
     if choice.kind != "gpu":
         return held("cpu")
-    estimate = Job(ops, width, height, channels, bytes_per_sample).estimate(None, choice.adapter)
+    estimate = Workload(ops, width, height, channels, bytes_per_sample).estimate(None, choice.adapter)
     return held("gpu", choice.adapter) if estimate.faster == "gpu" else held("cpu")

@@ -7,6 +7,7 @@ from os import PathLike
 from typing import Any, ClassVar
 
 from oxi_cli import recipe
+from oxi_cli.ops.base import live
 
 Numbers = float | Sequence[float] | str  # one number, R,G,B as a sequence, or as text: "1.1,1,0.9"
 FileName = str | PathLike[str]
@@ -264,5 +265,5 @@ def _flat(value: Any) -> Any:
 
 def step_ops(chain: Chain, width: int, height: int, windows: bool) -> list[Any]:
     """The op values `chain` runs on a width x height image (resizes resolved to its size), identities dropped."""
-    return [op for op in chain._compiled().ops_for(width, height, windows) if not op.is_identity()]
+    return live(chain._compiled().ops_for(width, height, windows))
 

@@ -53,7 +53,7 @@ def get_backend(
     threads: int | None = None,
     *,
     needed: bool = True,
-    job: Job | None = None,
+    job: Workload | None = None,
 ) -> Backend:
     """`auto` (or None): OXI_BACKEND if set, else whichever of the CPU and the best hardware GPU (discrete
     before integrated) would finish `job` sooner by the cost model (backends/cost.py, with this host's measured
@@ -114,7 +114,7 @@ def _choose(
 
 
 @dataclass(frozen=True)
-class Job:
+class Workload:
     """What `auto` weighs: the chain and the first image's size, channels and bytes per sample, and how many
     files alike the process will run (a batch opens the GPU once)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,8 +15,7 @@ from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.report import FileRecord
 from oxi_cli.batch.schedule import Footprint
 from oxi_cli.errors import InputError, UsageError
-
-Progress = Callable[[int, int], None]
+from oxi_cli.stream import RowsDone
 
 
 @dataclass
@@ -34,7 +33,7 @@ class Job:
     slot: int | None = None  # its place in the trial, if any
 
 
-def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress) -> Any:
+def process_file(job: Job, backend: Any, opts: BatchOptions, progress: RowsDone) -> Any:
     """Process one file end to end as its plan says and return the executor's Result.
 
     `progress` (rows done, rows total) raises KeyboardInterrupt once the batch is cancelled, which lets a

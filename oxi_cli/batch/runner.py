@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from oxi_cli.batch.inputs import Inputs, expand_inputs
 from oxi_cli.batch.interrupts import interrupts_deferred, raise_in_thread
-from oxi_cli.batch.jobs import Job, Progress, check_out_type, plan_jobs, process_file
+from oxi_cli.batch.jobs import Job, RowsDone, check_out_type, plan_jobs, process_file
 from oxi_cli.batch.naming import OutputTarget, resolve_target
 from oxi_cli.batch.options import BatchOptions, check_device
 from oxi_cli.batch.progress import Reporter
@@ -266,7 +266,7 @@ class Batch:
 
     def _weighed_job(self) -> Any:
         """The first file's shape and chain, for `auto` to weigh the backends by (files of a batch are alike)."""
-        from oxi_cli.backends.select import Job as Shape
+        from oxi_cli.backends.select import Workload
         from oxi_cli.io import read_spec
         from oxi_cli.io.common import holds_windows
 
@@ -280,7 +280,7 @@ class Batch:
             return None  # reported when the file itself is processed
         half = all(kind == "half" for kind in spec.meta.pixel_types.values())
         files = sum(not j.item.missing for j in self.jobs)
-        return Shape(ops, spec.width, spec.height, len(spec.channels), 2 if half else 4, files)
+        return Workload(ops, spec.width, spec.height, len(spec.channels), 2 if half else 4, files)
 
     def _loop(self, pending: deque[Job], running: dict[int, Job]) -> None:
         stop = False
@@ -443,7 +443,7 @@ class Batch:
             self._trial_finished(job)
             self.done.put(job.index)
 
-    def _process(self, job: Job, progress: Progress) -> Any:
+    def _process(self, job: Job, progress: RowsDone) -> Any:
         """process_file(); after a GPU failure mid-file, `auto` warns, switches to the CPU for the rest of
         the batch and redoes this file there (DeferredBackend.fall_back); `--backend gpu` fails the file."""
         raw = self._raw(job)

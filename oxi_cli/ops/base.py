@@ -163,6 +163,20 @@ def scaled_windows(data: Box, display: Box, width: int, height: int) -> tuple[Bo
     return new_data, new_display
 
 
+def live(ops: Iterable[Any]) -> list[Any]:
+    """The ops that change pixels: identities (a slope of 1, a resize to the same size) dropped, the one place
+    that decides it for the planner, the executor and the band pipeline."""
+    return [op for op in ops if not op.is_identity()]
+
+
+def chain_size(ops: Iterable[object], width: int, height: int) -> tuple[int, int]:
+    """The image size after every image op of a chain (colour ops keep it)."""
+    for op in ops:
+        if isinstance(op, ImageOp):
+            width, height = op.out_size(width, height)
+    return width, height
+
+
 def ops_for_part(ops: Sequence[object], first: tuple[int, int], size: tuple[int, int]) -> list[object]:
     """A chain made for the first part's `first`-sized pixels, for another part of `size` (ImageOp.for_part)."""
     if size == first:

@@ -75,7 +75,7 @@ class Budget:
                 event.set()
 
 
-class _Job:
+class _ClientJob:
     """One client's job in this process: its descriptors in place of ours, its settings, and a watch on its
     connection (a Ctrl-C it forwards, or its end) that interrupts the job."""
 
@@ -257,7 +257,7 @@ def serve(channel: socket.socket) -> None:
     threading.Thread(target=listen, name="oxi-dispatcher-link", daemon=True).start()
     while (item := jobs.get()) is not None:
         message, fds = item
-        job = _Job(message["job"], fds)
+        job = _ClientJob(message["job"], fds)
         job.run()
         reusable = not job.interrupted.is_set()
         if reusable and message.get("hold_gpu"):
