@@ -32,10 +32,21 @@ def config_source(spec: str | None) -> str:
     return spec or os.environ.get("OCIO") or DEFAULT_CONFIG
 
 
-@functools.lru_cache(maxsize=8)
 def open_config(spec: str | None = None) -> Any:
-    """The config a path or `ocio://` URI names; a missing or broken one is one line, exit 2."""
+    """The config a path or `ocio://` URI names (else $OCIO, else the default); a missing or broken one is one
+    line, exit 2. Cached by what names it, and a file by its size and time too: a long-lived process (the
+    service) opens a changed $OCIO or an edited config afresh."""
     source = config_source(spec)
+    try:
+        info = os.stat(source)
+        stamp: tuple[int, int] | None = (info.st_size, info.st_mtime_ns)
+    except OSError:  # an ocio:// URI, or a path the loader reports on
+        stamp = None
+    return _open_config(source, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _open_config(source: str, stamp: tuple[int, int] | None) -> Any:
     OCIO = ocio()
     try:
         return OCIO.Config.CreateFromFile(source)

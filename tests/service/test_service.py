@@ -314,3 +314,12 @@ def test_a_client_whose_working_folder_is_gone_runs_its_job_itself(env, plate, t
                               timeout=300)
         found.append((done.returncode, done.stderr, out.read_bytes() if out.exists() else None))
     assert found[0] == found[1] and found[0][0] == 0
+
+
+def test_each_job_sees_its_own_ocio_config_as_a_process_of_its_own_would(env):
+    # One warm worker, two clients with other $OCIO: the second must not get the first's config from a cache.
+    for config in ("ocio://studio-config-latest", "ocio://cg-config-latest", "ocio://studio-config-latest"):
+        served = oxi({**env, "OCIO": config}, "colorspace", "--list")
+        own = oxi({**env, "OCIO": config, "OXI_SERVER": "off"}, "colorspace", "--list")
+        assert served.returncode == own.returncode == 0
+        assert served.stdout == own.stdout and config.split("//")[1].split("-")[0].encode() in served.stdout
