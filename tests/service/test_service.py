@@ -76,9 +76,10 @@ TIMINGS = {"started", "finished", "seconds", "stages", "peak_memory_bytes"}
 
 
 def _timeless(stdout: bytes) -> bytes:
-    """--json records without their timings, --plan's budgets (half the memory free at the time) masked; any
-    other output as it is."""
+    """--json records without their timings, --plan's budgets (half the memory free at the time) and the
+    process's own memory (a warm worker has more loaded than a fresh process) masked; any other output as it is."""
     if not stdout.startswith(b"{"):
+        stdout = re.sub(rb"\(\+[0-9.]+ [KMG]iB runtime\)", b"(+N runtime)", stdout)
         return re.sub(rb"[0-9.]+ GiB", b"N GiB", stdout)
     records = [json.loads(line) for line in stdout.splitlines()]
     return json.dumps([{k: v for k, v in r.items() if k not in TIMINGS} for r in records]).encode()
