@@ -187,6 +187,7 @@ class Dispatcher:
                 ours.close()
                 os.close(self.lock_fd)  # the lock is the dispatcher's life, not a worker's
                 self.listener.close()
+                self._drop_clients()
                 self.sel.close()  # closes only this process's handle: the dispatcher's registrations stay
                 for worker in self.workers.values():
                     worker.channel.close()
@@ -201,6 +202,20 @@ class Dispatcher:
         self.workers[pid] = worker
         self.sel.register(ours, selectors.EVENT_READ, ("worker", worker))
         return worker
+
+    def _drop_clients(self) -> None:
+        """In a new worker: close its copies of the clients' connections and streams that the dispatcher held
+        at the fork. A copy left open keeps a client's stdout pipe from reaching end-of-file until this worker
+        exits: a caller reading the pipe to its end (`$(oxi ...)`, subprocess.run) waited out the worker's idle
+        minute."""
+        for _request, fds, conn in self.queue:
+            conn.close()
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        for key in list(self.sel.get_map().values()):
+            if key.data[0] == "client":
+                key.fileobj.close()
 
     def _dispatch(self) -> None:
         while self.queue:

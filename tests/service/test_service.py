@@ -114,6 +114,44 @@ def test_several_clients_run_at_once_in_their_own_workers(env, big, tmp_path):
     assert all((tmp_path / f"o{i}.exr").read_bytes() == first for i in (1, 2))
 
 
+def _holders_of_pipe(inode: int) -> list[int]:
+    """The processes (of any of this user's) with a descriptor on pipe `inode` open."""
+    def link(path: str) -> str:
+        try:
+            return os.readlink(path)
+        except OSError:  # a descriptor closed since the listing
+            return ""
+
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        if any(link(f"/proc/{pid}/fd/{fd}") == f"pipe:[{inode}]" for fd in fds):
+            found.append(int(pid))
+    return found
+
+
+def test_a_clients_output_pipe_is_closed_by_the_service_once_its_job_ends(tmp_path, plate):
+    run = tmp_path / "runtime"
+    run.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run), "OXI_SERVER": "on", "OXI_BACKEND": "cpu"}
+    try:
+        assert oxi(env, "server", "start").returncode == 0  # one idle worker: the clients below make it fork more
+        read_end, write_end = os.pipe()
+        procs = [subprocess.Popen([*OXI_CMD, "cdl", str(plate), str(tmp_path / f"o{i}.exr"), "--slope", "2"],
+                                  env=env, stdout=write_end, stderr=write_end) for i in range(6)]
+        os.close(write_end)
+        assert [p.wait(timeout=300) for p in procs] == [0] * 6
+        assert status(env)["workers"] >= 2  # workers were forked while other clients' jobs waited
+        # `$(oxi ...)` and subprocess.run read the pipe to its end: nobody else may still hold it
+        assert _holders_of_pipe(os.fstat(read_end).st_ino) == [os.getpid()]
+        os.close(read_end)
+    finally:
+        oxi(env, "server", "stop")
+
+
 def _start_and_wait_running(env: dict, args: list[str]) -> subprocess.Popen:
     before = status(env)["jobs_served"]
     proc = subprocess.Popen([*OXI_CMD, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
