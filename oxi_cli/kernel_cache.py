@@ -13,6 +13,7 @@ Otherwise the user's own cache is used: $XDG_CACHE_HOME/oxi/kernels/<key>.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -21,6 +22,7 @@ import os
 import platform
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -166,6 +168,16 @@ def location() -> Location:
     return Location(None, False, "none", "; ".join(filter(None, (note, why))))
 
 
+def prepare() -> None:
+    """Before compiling everything: create OXI_KERNEL_CACHE's folder if it is missing (a job never does), and
+    look again where the kernels go."""
+    root = os.environ.get(ENV, "").strip()
+    if root:
+        with contextlib.suppress(OSError):
+            Path(root).expanduser().mkdir(parents=True, exist_ok=True)
+    location.cache_clear()
+
+
 def read_manifest(folder: Path | None = None) -> dict[str, Any]:
     """What `oxi probe --compile` and the background compiles recorded in a cache folder ({} when none)."""
     folder = folder or location().path
@@ -236,35 +248,58 @@ def log_path() -> Path:
 
 
 _started: set[str] = set()
+_pending: set[str] = set()
+_spawning = threading.Lock()
 PENDING = ".pending"
+# A job finds its cold kernels within its first tenth of a second (its warm-up on a tiny image): gathered this
+# long, they compile in one background process rather than one each.
+GATHER_S = 0.2
 
 
 def compile_in_background(names: Iterable[str]) -> bool:
-    """Start a detached process compiling these kernel modules into the cache, for the next job (this one goes
-    another way); once per module per process. False where nothing can be cached, or all were started."""
+    """Have a detached process compile these kernel modules into the cache for the next job (this one goes
+    another way): modules asked for within GATHER_S go to one process, started then or when this one exits.
+    False where nothing can be cached (or every module was asked for already)."""
+    where = location()
+    with _spawning:
+        wanted = set(names) - _started
+        if not wanted or where.path is None or not where.writable:
+            return False
+        first = not _started
+        _started.update(wanted)
+        _pending.update(wanted)
+    if first:
+        timer = threading.Timer(GATHER_S, _spawn)
+        timer.daemon = True
+        timer.start()
+        atexit.register(_spawn)
+    return True
+
+
+def _spawn() -> None:
     import subprocess
 
-    wanted = sorted(set(names) - _started)
+    with _spawning:
+        names = sorted(_pending)
+        _pending.clear()
     where = location()
-    if not wanted or where.path is None or not where.writable:
-        return False
-    _started.update(wanted)
+    if not names or where.path is None:
+        return
     log = log_path()
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
         if not private(str(log.parent)):
-            return False
+            return
         with open(log, "a", encoding="utf-8") as out:
             child = subprocess.Popen(
-                [sys.executable, "-m", "oxi_cli.backends.cpu.compile", "--background", *wanted],
+                [sys.executable, "-m", "oxi_cli.backends.cpu.compile", "--background", *names],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )
         # Marked before this process can exit, so a waiter never misses a compile that has yet to start.
         (where.path / PENDING).mkdir(parents=True, exist_ok=True)
         (where.path / PENDING / str(child.pid)).touch()
     except OSError:
-        return False
-    return True
+        pass
 
 
 def done_in_background() -> None:
@@ -288,6 +323,7 @@ def _alive(pid: int) -> bool:
 def wait_for_compiles(limit_s: float = 900.0) -> bool:
     """Block until every background compile started on this cache has ended (a benchmark's or a test's wait);
     False on timeout."""
+    _spawn()  # this process's own, if still being gathered
     where = location()
     if where.path is None:
         return True

@@ -75,6 +75,16 @@ Examples:
   oxi probe
   oxi probe --json | jq '.auto'
   oxi probe --calibrate
+  oxi probe --compile
+  OXI_KERNEL_CACHE=/opt/oxi/kernels oxi probe --compile --json | jq '.compile'
+\b
+The CPU backend compiles its kernels (Numba) on first use and caches them per user ($XDG_CACHE_HOME/oxi/kernels).
+A job never waits for that: while a kernel is not compiled it runs the op another way (OpenColorIO's CPU
+processor for colour ops, NumPy for resize, blur and place) and compiles in the background for the next job.
+--compile compiles every kernel at once, on every core. OXI_KERNEL_CACHE=FOLDER names a cache to build (a farm or
+container image) and share: at run time it is used if it is this user's, or read-only and complete; one built
+for another oxi, Numba, llvmlite, Python or CPU, or that other users may write into, is ignored.
+OXI_WAIT_FOR_KERNELS=1 makes jobs compile a missing kernel and wait for it instead.
 """
 
 
@@ -84,13 +94,17 @@ def probe(
     calibrate: Annotated[bool, typer.Option(
         "--calibrate", help="Measure this host's CPU and GPU rates first (a few seconds) and cache them for auto."
     )] = False,
+    compile_kernels: Annotated[bool, typer.Option(
+        "--compile", help="Compile every CPU kernel into the kernel cache first, on every core (under a minute)."
+    )] = False,
 ) -> None:
-    """List the compute devices oxi can use, the rates `--backend auto` weighs them by, and which it picks."""
+    """List the compute devices oxi can use, the rates `--backend auto` weighs them by, which it picks, and the CPU
+    kernel cache."""
     from oxi_cli.cli.common import reporting
     from oxi_cli.cli.probe import probe as run_probe
 
     with reporting(False):
-        run_probe(json_output, calibrate)
+        run_probe(json_output, calibrate, compile_kernels)
 
 
 PROCESSING_COMMANDS = (*STEPS, "run")

@@ -256,6 +256,19 @@ def _numba_scanner() -> Callable[..., tuple[bool, int, int, int, int, int]]:
     return kernel(_scan_rows)
 
 
+def compile_ahead() -> None:
+    """Compile the scanner for every buffer it may read (a file's bytes, read-only, or an array): what
+    `oxi probe --compile` runs, so that no LUT parse waits for Numba."""
+    from numba import types
+
+    from oxi_cli.jit import BOOL, F32, I64
+
+    scanner = _numba_scanner()
+    for readonly in (True, False):
+        buf = types.Array(types.uint8, 1, "C", readonly=readonly)
+        scanner.compile((buf, I64, I64, F32, BOOL, BOOL, I64, I64, BOOL))
+
+
 # Mantissas of at most this many digits are taken whole by the scanner (it drops digits only once the mantissa
 # passes 10**17) and fit an int64, so NumPy can repeat the scanner's float64 arithmetic bit for bit.
 _NUMPY_DIGITS = 18

@@ -9,6 +9,7 @@ from types import ModuleType
 import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, adoptable, host_limits
+from oxi_cli.backends.cpu import cold, numpy_ops
 from oxi_cli.backends.cpu.pool import run_blocks, split
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
@@ -48,13 +49,20 @@ class Planes:
 
 
 class CpuBackend:
-    """Handles are `Planes`; colour ops keep a half image half, spatial ops write float32."""
+    """Handles are `Planes`; colour ops keep a half image half, spatial ops write float32.
+
+    Work whose kernels are not compiled yet goes another way (backends/cpu/cold.py): colour ops through
+    OpenColorIO's CPU processor (ops/ocio_cpu.py: 5e-5 of max(|value|, 1) from the kernels, NaN and Inf alike),
+    image ops and conversions in NumPy (numpy_ops.py), while a background process compiles the kernels for the
+    next job; `wait_for_kernels` (or OXI_WAIT_FOR_KERNELS=1) compiles them now instead.
+    """
 
     name = "cpu"
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, wait_for_kernels: bool = False) -> None:
         self._requested = threads
         self._threads: int | None = None
+        self.wait_for_kernels = wait_for_kernels or cold.waits()
 
     @property
     def threads(self) -> int:
@@ -79,7 +87,17 @@ class CpuBackend:
         return Planes([p if adopt and adoptable(p, dtype) else self._converted(p, dtype) for p in pixels])
 
     def _converted(self, plane: np.ndarray, dtype: type) -> np.ndarray:
-        return _kernels("half").converted(plane, dtype, self.threads)
+        half = _kernels("half")
+        tiny = np.zeros(1, plane.dtype)
+        if self._ready(("convert", plane.dtype, dtype), lambda: half.converted(tiny, dtype, 1), ["half"], True):
+            return half.converted(plane, dtype, self.threads)
+        out = np.empty(plane.shape, dtype)
+        with np.errstate(over="ignore"):  # NumPy rounds as the kernels do; beyond half range becomes +-Inf
+            np.copyto(out, plane)
+        return out
+
+    def _ready(self, key: object, trial: Callable[[], None], modules: Sequence[str], other_way: bool) -> bool:
+        return cold.ready(key, trial, modules, other_way, self.wait_for_kernels)
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
         dtype = np.float16 if half and _kernels("half").IN_KERNELS else np.float32
@@ -110,26 +128,57 @@ class CpuBackend:
         src_planes = [src.bits(c) for c in (0, 1, 2, alpha)]
         dst_planes = src_planes if dst is src else [dst.bits(c) for c in (0, 1, 2, alpha)]
         color = _kernels("color")
-        color.load_loops({type(op).__module__.rsplit(".", 1)[-1] for op in ops})
-        color.run_program(program, src_planes, dst_planes, self.threads)
+        modules = {type(op).__module__.rsplit(".", 1)[-1] for op in ops}
+        color.load_loops(modules)
+        same = dst is src
+
+        def trial() -> None:  # the same kernels, argument types and path on one pixel
+            tiny = [np.zeros(1, p.dtype) for p in src_planes]
+            color.run_program(program, tiny, tiny if same else [np.zeros(1, p.dtype) for p in dst_planes], 1)
+
+        key = ("color", program.key, program.uses_alpha, src_planes[0].dtype, dst_planes[0].dtype, same)
+        if self._ready(key, trial, [*modules, "half"], cold.ocio_available()):
+            color.run_program(program, src_planes, dst_planes, self.threads)
+            return
+        from oxi_cli.ops.ocio_cpu import for_ops
+
+        if not same:
+            with np.errstate(over="ignore"):
+                for c in range(first):
+                    np.copyto(dst.arrays[c], src.arrays[c])
+        for_ops(ops, has_alpha).apply_on_host(dst.arrays[:first], self.threads)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
-        """Run one image op: the method of this backend named after it (resize, blur, place)."""
-        getattr(self, op.name)(src, dst, op)
+        """Run one image op: the method of this backend named after it (resize, blur, place), or its NumPy
+        version while the kernel is not compiled."""
+        tiny = op.sample()
 
-    def _rows(self, dst: Planes, each: Callable[[int, int, int], None]) -> None:
+        def trial() -> None:
+            planes = Planes([np.zeros((2, 2), src.arrays[0].dtype)])
+            w, h = tiny.out_size(2, 2)
+            getattr(self, op.name)(planes, Planes([np.zeros((h, w), dst.arrays[0].dtype)]), tiny, 1)
+
+        key = ("spatial", op.name, src.arrays[0].dtype, dst.arrays[0].dtype)
+        other_way = hasattr(self, f"_{op.name}_numpy")
+        if self._ready(key, trial, [op.name], other_way):
+            getattr(self, op.name)(src, dst, op)
+        else:
+            getattr(self, f"_{op.name}_numpy")(src, dst, op)
+
+    def _rows(self, dst: Planes, each: Callable[[int, int, int], None], threads: int | None = None) -> None:
         """each(channel, first, last) over every channel's output rows, about four tasks a thread."""
         h, _, c = dst.shape
-        rows = min(h, split(h * c, self.threads, 1))
+        threads = threads or self.threads
+        rows = min(h, split(h * c, threads, 1))
         tasks = [(i, first, min(first + rows, h)) for i in range(c) for first in range(0, h, rows)]
 
         def run(start: int, stop: int) -> None:
             for task in tasks[start:stop]:
                 each(*task)
 
-        run_blocks(run, len(tasks), 1, self.threads)
+        run_blocks(run, len(tasks), 1, threads)
 
-    def resize(self, src: Planes, dst: Planes, op: Resize) -> None:
+    def resize(self, src: Planes, dst: Planes, op: Resize, threads: int | None = None) -> None:
         h, w, _ = src.shape
         ys = op.weights(0, h, dst.shape[0])
         xs = op.weights(1, w, dst.shape[1])
@@ -137,13 +186,29 @@ class CpuBackend:
                                                                       xs.weight, xs.count))
         kernel = _kernels("resize").resize
         self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), 1, yi, yw, yc, xi, xw, xc, first,
-                                                      last))
+                                                      last), threads)
 
-    def blur(self, src: Planes, dst: Planes, op: Blur) -> None:
+    def blur(self, src: Planes, dst: Planes, op: Blur, threads: int | None = None) -> None:
         weights = op.weights().astype(np.float32)
         kernel = _kernels("blur").blur
-        self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), 1, weights, first, last))
+        self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), 1, weights, first, last), threads)
 
-    def place(self, src: Planes, dst: Planes, op: Place) -> None:
+    def place(self, src: Planes, dst: Planes, op: Place, threads: int | None = None) -> None:
         kernel = _kernels("place").place
-        self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), op.x, op.y, first, last))
+        self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), op.x, op.y, first, last),
+                   threads)
+
+    def _resize_numpy(self, src: Planes, dst: Planes, op: Resize) -> None:
+        h, w, _ = src.shape
+        ys, xs = op.weights(0, h, dst.shape[0]), op.weights(1, w, dst.shape[1])
+        self._rows(dst, lambda i, first, last: numpy_ops.resize_rows(src.arrays[i], dst.arrays[i], ys, xs, first,
+                                                                     last))
+
+    def _blur_numpy(self, src: Planes, dst: Planes, op: Blur) -> None:
+        weights = op.weights().astype(np.float32)
+        self._rows(dst, lambda i, first, last: numpy_ops.blur_rows(src.arrays[i], dst.arrays[i], weights, first,
+                                                                   last))
+
+    def _place_numpy(self, src: Planes, dst: Planes, op: Place) -> None:
+        self._rows(dst, lambda i, first, last: numpy_ops.place_rows(src.arrays[i], dst.arrays[i], op.x, op.y, first,
+                                                                    last))

@@ -90,7 +90,7 @@ def expected_seconds(names: Iterable[str]) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m oxi_cli.backends.cpu.compile", description=__doc__)
     parser.add_argument("modules", nargs="*", help="kernel modules (default: every one)")
-    parser.add_argument("--background", action="store_true", help="a cold job's compile: lowest priority")
+    parser.add_argument("--background", action="store_true", help="a cold job's: lower priority, one at a time")
     args = parser.parse_args(argv)
     names = args.modules or backend_modules()
     unknown = sorted(set(names) - set(backend_modules()))
@@ -100,10 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.background and hasattr(os, "nice"):
         os.nice(10)  # the jobs running meanwhile (this one's parent among them) come first
     try:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        done = compile_modules(names)
-        print(f"{stamp} pid {os.getpid()} compiled {', '.join(f'{n} {s:.1f} s' for n, s in done.items())} into "
-              f"{kernel_cache.location().path}", flush=True)
+        with kernel_cache.lock(blocking=True, name=".background.lock"):  # one background compile at a time
+            if args.background:  # another may have compiled them meanwhile
+                names = [n for n in names if n not in kernel_cache.compiled()]
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            done = compile_modules(names)
+        if done:
+            print(f"{stamp} pid {os.getpid()} compiled {', '.join(f'{n} {s:.1f} s' for n, s in done.items())} into "
+                  f"{kernel_cache.location().path}", flush=True)
     finally:
         if args.background:
             kernel_cache.done_in_background()

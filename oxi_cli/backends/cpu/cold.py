@@ -1,0 +1,66 @@
+"""Kernels not compiled yet: found out without compiling (a tiny run on cached kernels only), then the job goes
+another way while a background process compiles them for the next job, or, where there is no other way (or the
+caller asked to wait), compiles now and says so in one line."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Hashable, Iterable
+
+from oxi_cli import kernel_cache
+
+# Work (its kernels and their argument types) that ran from compiled kernels in this process: loaded for good.
+_READY: set[Hashable] = set()
+WAIT_ENV = "OXI_WAIT_FOR_KERNELS"
+
+
+def waits() -> bool:
+    """Whether jobs wait for cold kernels to compile rather than go another way (OXI_WAIT_FOR_KERNELS=1)."""
+    return os.environ.get(WAIT_ENV, "").strip() not in ("", "0")
+
+
+def ready(key: Hashable, trial: Callable[[], None], modules: Iterable[str], other_way: bool, wait: bool) -> bool:
+    """Whether the work named `key` can run on compiled kernels now. `trial` runs the same kernels on a tiny
+    input. If some are not compiled: with `other_way` and not `wait`, False, and `modules` compile in a
+    background process for later jobs; otherwise they compile here (one line on a terminal says so) and True."""
+    if key in _READY:
+        return True
+    from oxi_cli import jit
+
+    try:
+        with jit.cached_only():
+            trial()
+    except jit.ColdKernel:
+        names = sorted(set(modules))
+        if other_way and not wait:
+            kernel_cache.compile_in_background(names)
+            return False
+        notice(names)
+        trial()
+    _READY.add(key)
+    return True
+
+
+def notice(modules: Iterable[str]) -> None:
+    """The one line a job that must compile prints, on a terminal only (scripts and logs stay clean)."""
+    from oxi_cli.backends.cpu.compile import expected_seconds
+
+    if not sys.stderr.isatty():
+        return
+    names = sorted(set(modules))
+    print(f"oxi: compiling the CPU kernels for {', '.join(names)} (first use here, about "
+          f"{max(1, round(expected_seconds(names)))} s; `oxi probe --compile` compiles every kernel ahead)",
+          file=sys.stderr, flush=True)
+
+
+@functools.cache
+def ocio_available() -> bool:
+    """OpenColorIO's CPU processor can stand in for the colour kernels (it is a dependency; a broken install
+    leaves the kernels the only way)."""
+    try:
+        import PyOpenColorIO  # noqa: F401
+    except ImportError:
+        return False
+    return True
