@@ -121,6 +121,17 @@ def _read_only_mount(path: Path) -> bool:
         return False
 
 
+def _writable(folder: Path) -> bool:
+    """Whether this user may, and means to, write into `folder`: its mode grants its owner writing (root may
+    write anywhere, so a folder made read-only by its mode is taken as read-only for root too) on a writable
+    mount."""
+    try:
+        owner_writes = bool(folder.stat().st_mode & stat.S_IWUSR)
+    except OSError:
+        return False
+    return owner_writes and os.access(folder, os.W_OK) and not _read_only_mount(folder)
+
+
 def trusted(folder: Path) -> bool:
     """Nobody but this user (or root) can change the folder or anything in it, or it lies on a read-only mount."""
     if _read_only_mount(folder):
@@ -135,7 +146,7 @@ def _shared(root: Path) -> Location | None:
     """OXI_KERNEL_CACHE's folder for this key, or None with the reason in a Location whose path is None."""
     folder = root / key()
     if not folder.is_dir():
-        if root.is_dir() and os.access(root, os.W_OK) and not _others_may_write(root):
+        if root.is_dir() and _writable(root) and not _others_may_write(root):
             return Location(folder, True, ENV)  # the user's own folder: kernels compile into it
         built = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
         why = f"holds kernels for another key ({', '.join(built)}; this one is {key()})" if built else \
@@ -143,7 +154,7 @@ def _shared(root: Path) -> Location | None:
         return Location(None, False, ENV, f"{ENV}={root} {why}: ignored; `oxi probe --compile` builds them")
     if not trusted(folder):
         return Location(None, False, ENV, f"{ENV}={root}: other users may write into {folder}: ignored")
-    if os.access(folder, os.W_OK) and not _read_only_mount(folder):
+    if _writable(folder):
         return Location(folder, True, ENV)
     if read_manifest(folder).get("complete"):
         return Location(folder, False, ENV)

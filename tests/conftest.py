@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# The kernels' own tests must run the kernels: a cold one compiles and the job waits, rather than running on a
+# stand-in while a background process compiles (tests/backends/test_cold_kernels.py tests that path, as users
+# get it). Set before any oxi import; the `oxi` processes tests start inherit it.
+os.environ.setdefault("OXI_WAIT_FOR_KERNELS", "1")
 
 
 @pytest.fixture(scope="session")

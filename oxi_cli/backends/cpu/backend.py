@@ -54,15 +54,15 @@ class CpuBackend:
     Work whose kernels are not compiled yet goes another way (backends/cpu/cold.py): colour ops through
     OpenColorIO's CPU processor (ops/ocio_cpu.py: 5e-5 of max(|value|, 1) from the kernels, NaN and Inf alike),
     image ops and conversions in NumPy (numpy_ops.py), while a background process compiles the kernels for the
-    next job; `wait_for_kernels` (or OXI_WAIT_FOR_KERNELS=1) compiles them now instead.
+    next job; `wait_for_kernels` compiles them now instead (None: as OXI_WAIT_FOR_KERNELS says).
     """
 
     name = "cpu"
 
-    def __init__(self, threads: int | None = None, wait_for_kernels: bool = False) -> None:
+    def __init__(self, threads: int | None = None, wait_for_kernels: bool | None = None) -> None:
         self._requested = threads
         self._threads: int | None = None
-        self.wait_for_kernels = wait_for_kernels or cold.waits()
+        self.wait_for_kernels = cold.waits() if wait_for_kernels is None else wait_for_kernels
 
     @property
     def threads(self) -> int:

@@ -11,6 +11,14 @@ from collections.abc import Callable, Hashable, Iterable
 
 from oxi_cli import kernel_cache
 
+# Compile seconds of each module, every form, on one core of the 2-core box (python -m
+# oxi_cli.backends.cpu.compile: 0.4-6.4 s each, 28 s in all), rounded up for a module compiled first in its
+# process (Numba's compiler starting, the shared maths helpers): what the one-line notice and `auto` assume.
+EXPECTED_S = {"aces2": 7.0, "blur": 6.0, "cdl": 2.5, "exponent": 2.5, "exposure_contrast": 1.0, "half": 3.0,
+              "log": 2.5, "lut1d": 2.0, "lut3d": 2.0, "matrix": 1.0, "place": 3.0, "range": 1.0, "resize": 4.5}
+DEFAULT_EXPECTED_S = 2.0
+
+
 # Work (its kernels and their argument types) that ran from compiled kernels in this process: loaded for good.
 _READY: set[Hashable] = set()
 WAIT_ENV = "OXI_WAIT_FOR_KERNELS"
@@ -43,16 +51,35 @@ def ready(key: Hashable, trial: Callable[[], None], modules: Iterable[str], othe
     return True
 
 
+def expected_seconds(names: Iterable[str]) -> float:
+    return sum(EXPECTED_S.get(n, DEFAULT_EXPECTED_S) for n in names)
+
+
 def notice(modules: Iterable[str]) -> None:
     """The one line a job that must compile prints, on a terminal only (scripts and logs stay clean)."""
-    from oxi_cli.backends.cpu.compile import expected_seconds
-
     if not sys.stderr.isatty():
         return
     names = sorted(set(modules))
     print(f"oxi: compiling the CPU kernels for {', '.join(names)} (first use here, about "
           f"{max(1, round(expected_seconds(names)))} s; `oxi probe --compile` compiles every kernel ahead)",
           file=sys.stderr, flush=True)
+
+
+def module_of(op: object) -> str:
+    """The kernel module an op runs in: a colour op's is named as its own module (ops/cdl.py, kernels/cdl.py),
+    an image op's as the op (resize, blur, place)."""
+    from oxi_cli.ops import ImageOp
+
+    return op.name if isinstance(op, ImageOp) else type(op).__module__.rsplit(".", 1)[-1]  # type: ignore[attr-defined]
+
+
+def cold_modules(ops: Iterable[object]) -> set[str]:
+    """The kernel modules a chain needs on the CPU (the conversions' included) that the kernel cache's manifest
+    does not list: a cheap guess for `auto`, made before any kernel loads (the job itself finds out for sure)."""
+    from oxi_cli.ops import ColorOp
+
+    needed = {"half"} | {module_of(op) for op in ops if not (isinstance(op, ColorOp) and not op.runs_natively())}
+    return needed - kernel_cache.compiled()
 
 
 @functools.cache

@@ -19,12 +19,7 @@ from importlib import import_module
 from typing import Any
 
 from oxi_cli import kernel_cache
-
-# Rough compile seconds of each module on one core of the 2-core box (first in a process, shared helpers
-# included): what the one-line notice and `auto` assume before a compile has been timed here.
-EXPECTED_S = {"aces2": 8.0, "blur": 3.0, "cdl": 2.5, "exponent": 2.5, "exposure_contrast": 1.0, "half": 2.0,
-              "log": 2.0, "lut1d": 1.5, "lut3d": 1.5, "matrix": 1.0, "place": 2.0, "range": 1.0, "resize": 3.0}
-DEFAULT_EXPECTED_S = 2.0
+from oxi_cli.backends.cpu.cold import EXPECTED_S
 
 
 def forms(module: str) -> list[tuple[Any, tuple]]:
@@ -81,10 +76,6 @@ def compile_everything(workers: int, progress: Callable[[str, float], None] | No
 def backend_modules() -> list[str]:
     """The CPU backend's kernel modules (kernel_cache.modules() less the LUT row scanner, which formats/ owns)."""
     return [m for m in kernel_cache.modules() if m != kernel_cache.SCANNER]
-
-
-def expected_seconds(names: Iterable[str]) -> float:
-    return sum(EXPECTED_S.get(n, DEFAULT_EXPECTED_S) for n in names)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
