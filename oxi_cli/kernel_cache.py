@@ -52,12 +52,20 @@ def _sources() -> list[Path]:
 
 
 def _version(package: str) -> str:
-    from importlib import metadata
+    """An installed package's version from its dist-info folder's name, without importing it (importlib.metadata
+    took 0.1-0.35 s scanning every path entry on the 2-core box; this, a millisecond)."""
+    import importlib.util
 
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
         return "missing"
+    site = Path(next(iter(spec.submodule_search_locations))).parent
+    prefix = package.lower() + "-"
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(site):
+            if entry.lower().startswith(prefix) and entry.endswith((".dist-info", ".egg-info")):
+                return entry[len(prefix):].rsplit(".", 1)[0]
+    return "unknown"
 
 
 def _cpu() -> str:
@@ -65,7 +73,7 @@ def _cpu() -> str:
     forced = [os.environ.get(v, "") for v in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")]
     if any(forced):
         return "numba:" + "/".join(forced)
-    model, flags = platform.processor(), ""
+    model, flags = "", ""
     with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
         for line in f:
             name, _, value = line.partition(":")

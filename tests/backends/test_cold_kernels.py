@@ -167,7 +167,8 @@ except jit.ColdKernel as exc:
     refused = "matrix_block" in str(exc)
 before = len(matrix.matrix_block.signatures)
 matrix.matrix_block(False, *planes, p)
-print(json.dumps({"refused": refused, "compiled_inside": before, "compiled_after": len(matrix.matrix_block.signatures)}))
+after = len(matrix.matrix_block.signatures)
+print(json.dumps({"refused": refused, "compiled_inside": before, "compiled_after": after}))
 """
 
 
