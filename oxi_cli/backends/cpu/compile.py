@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oxi: unknown kernel module(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
     if args.background and hasattr(os, "nice"):
-        os.nice(10)  # the jobs running meanwhile (this one's parent among them) come first
+        os.nice(19)  # the jobs running meanwhile (this one's parent among them) come first
     try:
         with kernel_cache.lock(blocking=True, name=".background.lock"):  # one background compile at a time
             if args.background:  # another may have compiled them meanwhile
