@@ -101,6 +101,11 @@ def _processor(ctf: str, optimize: bool = True) -> Any:
     return OCIO.Config.CreateRaw().getProcessor(transform).getOptimizedCPUProcessor(level)
 
 
+def covers(ops: Sequence[ColorOp]) -> bool:
+    """Whether `for_ops` can stand in for every one of these ops."""
+    return all(type(op).__name__ in TO_OCIO for op in ops)
+
+
 def for_ops(ops: Sequence[ColorOp], has_alpha: bool) -> OcioCpu:
     """oxi colour ops as one OCIO processor computing the same (each op as its OCIO transform, `TO_OCIO`): what
     the CPU backend runs while their kernels compile. Agrees with oxi's kernels as closely as oxi's kernels

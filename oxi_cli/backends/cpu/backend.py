@@ -137,10 +137,11 @@ class CpuBackend:
             color.run_program(program, tiny, tiny if same else [np.zeros(1, p.dtype) for p in dst_planes], 1)
 
         key = ("color", program.key, program.uses_alpha, src_planes[0].dtype, dst_planes[0].dtype, same)
-        if self._ready(key, trial, [*modules, "half"], cold.ocio_available()):
+        from oxi_cli.ops.ocio_cpu import covers, for_ops
+
+        if self._ready(key, trial, [*modules, "half"], cold.ocio_available() and covers(ops)):
             color.run_program(program, src_planes, dst_planes, self.threads)
             return
-        from oxi_cli.ops.ocio_cpu import for_ops
 
         if not same:
             with np.errstate(over="ignore"):
