@@ -124,7 +124,8 @@ def wait_for_background(env: dict[str, str], limit_s: float = 900.0) -> float | 
     t0 = time.perf_counter()
     saved = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
-    background.location.cache_clear()  # this run's own cache folder
+    for cached in (background.location, background.key, background.key_parts):
+        cached.cache_clear()  # this run's own cache folder, for the sources as they are now
     try:
         background.wait_for_compiles(limit_s)
     finally:

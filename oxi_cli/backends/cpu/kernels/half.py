@@ -1,9 +1,10 @@
 """Half floats inside kernels: half pixels travel as their uint16 bits and convert in registers (F16C on x86).
 
 Numba has no float16 type on the CPU, so a half image reaches a kernel as `array.view(np.uint16)`; kernels
-read every pixel through `as_float` and store through `stored`, and one compiled variant per dtype serves
-float32 and half images alike. The conversions are LLVM's fpext/fptrunc: exact for every value, round to
-nearest even, overflow to +-Inf, as numpy's float16 casts (a signalling NaN comes back quiet).
+read every pixel through `as_float` and store through `stored`, one compiled form per pixel type. Colour chains
+read half blocks into float32 scratch and store them back here (`gather`, `scatter`). The conversions are LLVM's
+fpext/fptrunc: exact for every value, round to nearest even, overflow to +-Inf, as numpy's float16 casts (a
+signalling NaN comes back quiet).
 """
 
 # isort: off

@@ -1,4 +1,4 @@
-"""The image at an offset inside a box of zeros, one output row per thread: bars zeroed, the rest copied."""
+"""The image at an offset inside a box of zeros, a range of output rows a call: bars zeroed, the rest copied."""
 
 import numpy as np
 
