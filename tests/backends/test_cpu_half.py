@@ -126,6 +126,20 @@ def test_blocks_on_several_threads_each_run_once_and_a_failure_reaches_the_calle
         run_blocks(fail, 1000, 100, threads=4)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_runs_blocks_on_threads_of_its_own():
+    from oxi_cli.backends.cpu.pool import run_blocks
+
+    run_blocks(lambda s, e: None, 100, 10, threads=2)  # the parent's pool exists before the fork
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        done: list[int] = []
+        run_blocks(lambda s, e: done.append(s), 100, 10, threads=2)
+        os._exit(0 if sorted(done) == list(range(0, 100, 10)) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_the_thread_count_is_the_request_clamped_to_the_cores():
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert CpuBackend(threads=1).threads == 1

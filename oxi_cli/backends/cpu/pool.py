@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 _pools: dict[int, ThreadPoolExecutor] = {}
 _lock = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a forked child has none of its parent's threads: it starts pools afresh
+    os.register_at_fork(after_in_child=_pools.clear)
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
