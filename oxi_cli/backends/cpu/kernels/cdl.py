@@ -7,6 +7,7 @@
 
 import numpy as np
 
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.mathf import pow_f32
 from oxi_cli.jit import BOOL, F32, serial, vector_kernel
 from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP
@@ -51,19 +52,22 @@ def cdl_asc(r, g, b, p, o):
 
 
 @vector_kernel
-def cdl_block(asc, r, g, b, p):
-    """A CDL (`asc`: clamping style) over float32 planes in place; p[0:10] as cdl_noclamp's."""
+def cdl_block(asc, r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """A CDL (`asc`: clamping style) over flat planes, float32 or half bits, in == out allowed; p[0:10] as
+    cdl_noclamp's."""
     if asc:
-        for i in range(r.shape[0]):
-            r[i], g[i], b[i] = cdl_asc(r[i], g[i], b[i], p, 0)
+        for i in range(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, cdl_asc(r, g, b, p, 0))
     else:
-        for i in range(r.shape[0]):
-            r[i], g[i], b[i] = cdl_noclamp(r[i], g[i], b[i], p, 0)
+        for i in range(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, cdl_noclamp(r, g, b, p, 0))
 
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
-    CDL_NOCLAMP: lambda r, g, b, a, p, t, n: cdl_block(False, r, g, b, p),
-    CDL_ASC: lambda r, g, b, a, p, t, n: cdl_block(True, r, g, b, p),
+    CDL_NOCLAMP: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_block(False, r, g, b, ro, go, bo, p),
+    CDL_ASC: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_block(True, r, g, b, ro, go, bo, p),
 }
-FORMS = [(cdl_block, (BOOL, F32, F32, F32, F32))]
+FORMS = [(cdl_block, (BOOL, *(x,) * 6, F32)) for x in PLANE_FORMS]

@@ -59,29 +59,36 @@ def _scratch_rows(pixels: int) -> np.ndarray:
 def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.ndarray], threads: int) -> None:
     """Run `program` from flat R, G, B, A planes `src` into `dst` (float32 or half bits; dst may be src).
 
-    The pixels go BLOCK_PIXELS at a time through every op, one block per task on `threads` threads. float32
-    planes computed in place are worked in directly; otherwise a block is read into float32 scratch, each op
-    works there in place and the result is stored in the destination's type, so values stay float32 between
+    The pixels go BLOCK_PIXELS at a time through every op, one block per task on `threads` threads. A lone op
+    whose planes are all of one type runs its loop on them directly (half converts in registers); float32 planes
+    computed in place are worked in directly by every op; otherwise a block is read into float32 scratch, each
+    op works there in place and the result is stored in the destination's type. Values stay float32 between
     ops, as one loop applying every op per pixel keeps them (the results are the same bits), and every op has
-    one compiled form. Without `program.uses_alpha` the A planes are never read or written and may be any
-    planes of the right type.
+    two compiled forms (float32, half). Without `program.uses_alpha` the A planes are never read or written and
+    may be any planes of the right type.
     """
     steps = [(_loop(int(code)), program.params[o:], program.tables[to:], int(n)) for code, o, to, n in program.ops]
     pixels = src[0].shape[0]
     block = min(BLOCK_PIXELS, split(pixels, threads, LEAST_PIXELS))
     alpha = program.uses_alpha
-    direct = all(s is d for s, d in zip(src, dst, strict=True)) and src[0].dtype == np.float32
+    one_type = all(p.dtype == src[0].dtype for p in (*src, *dst))
+    lone = len(steps) == 1 and one_type
+    in_place = all(s is d for s, d in zip(src, dst, strict=True)) and src[0].dtype == np.float32
 
     def work(start: int, stop: int) -> None:
-        if direct:
+        if lone:
+            loop, p, t, n = steps[0]
+            loop(*(plane[start:stop] for plane in (*src, *dst)), p, t, n)
+            return
+        if in_place:
             rows = [plane[start:stop] for plane in src]
         else:
             scratch = _scratch_rows(block)
             gather(*src, scratch, start, stop, alpha)
             rows = [scratch[c, : stop - start] for c in range(4)]
         for loop, p, t, n in steps:
-            loop(*rows, p, t, n)
-        if not direct:
+            loop(*rows, *rows, p, t, n)
+        if not in_place:
             scatter(scratch, *dst, start, stop, alpha)
 
     run_blocks(work, pixels, block, threads)

@@ -3,6 +3,7 @@ a pivot (negatives clamp to 0 there, as OCIO's std::max(0, ...))."""
 
 import numpy as np
 
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.jit import F32, kernel, serial
 from oxi_cli.ops.codes import EXPOSURE_CONTRAST
 
@@ -24,12 +25,15 @@ def exposure_contrast(r, g, b, p, o):
 
 
 @kernel
-def exposure_contrast_block(r, g, b, p):
-    """An exposure/contrast over float32 planes in place."""
-    for i in range(r.shape[0]):
-        r[i], g[i], b[i] = exposure_contrast(r[i], g[i], b[i], p, 0)
+def exposure_contrast_block(r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """An exposure/contrast over flat planes, float32 or half bits, in == out allowed."""
+    for i in range(r_in.shape[0]):
+        r, g, b = load_rgb(r_in, g_in, b_in, i)
+        store_rgb(r_out, g_out, b_out, i, exposure_contrast(r, g, b, p, 0))
 
 
 # Every chain runs this op through this loop (kernels/color.py), keyed by op code.
-LONE = {EXPOSURE_CONTRAST: lambda r, g, b, a, p, t, n: exposure_contrast_block(r, g, b, p)}
-FORMS = [(exposure_contrast_block, (F32, F32, F32, F32))]
+LONE = {
+    EXPOSURE_CONTRAST: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exposure_contrast_block(r, g, b, ro, go, bo, p)
+}
+FORMS = [(exposure_contrast_block, (*(x,) * 6, F32)) for x in PLANE_FORMS]

@@ -8,7 +8,7 @@ signalling NaN comes back quiet).
 """
 
 # isort: off
-from oxi_cli.jit import BOOL, F32, F32_2D, I64, U16, kernel, threads_for  # first: Numba without SciPy
+from oxi_cli.jit import BOOL, F32, F32_2D, I64, U16, kernel, serial, threads_for  # first: Numba w/o SciPy
 
 # isort: on
 import os
@@ -97,6 +97,18 @@ def _stored(like, value):  # noqa: ANN001, ANN202
     return lambda like, value: np.float32(value)
 
 
+@serial
+def load_rgb(r_in, g_in, b_in, i):
+    """Pixel i of three planes as float32."""
+    return as_float(r_in[i]), as_float(g_in[i]), as_float(b_in[i])
+
+
+@serial
+def store_rgb(r_out, g_out, b_out, i, rgb):
+    """Store a float32 (r, g, b) as pixel i of three planes, in each plane's type."""
+    r_out[i], g_out[i], b_out[i] = stored(r_out, rgb[0]), stored(g_out, rgb[1]), stored(b_out, rgb[2])
+
+
 @kernel
 def convert_block(src, dst):
     """Flat copy between float32 and half bits, either way (or same to same)."""
@@ -126,6 +138,9 @@ def scatter(scratch, r, g, b, a, start, stop, alpha):
         convert_block(scratch[3, :n], a[start:stop])
 
 
+# The two forms of a colour op's loop (argument types of its planes, in then out): float32 (chains, worked in
+# float32 scratch or planes) and half bits (a lone op on a half image, converting in registers).
+PLANE_FORMS = (F32, U16)
 # Every form a job may call, for compiling ahead (backends/cpu/compile.py).
 FORMS = [
     *((convert_block, (src, dst)) for src in (F32, U16) for dst in (F32, U16)),

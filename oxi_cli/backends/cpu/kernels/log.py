@@ -7,6 +7,7 @@ segment; log2/exp2 in float32 as OCIO's exact (LOSSLESS) path, correctly rounded
 
 import numpy as np
 
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.mathf import exp2_f32, log2_f32
 from oxi_cli.jit import BOOL, F32, serial, vector_kernel
 from oxi_cli.ops.codes import LIN_TO_LOG, LOG_TO_LIN
@@ -40,22 +41,24 @@ def _to_lin(x, q, camera):
 
 
 @vector_kernel
-def log_block(to_log, r, g, b, p):
-    """A log op (encoding when `to_log`) over float32 planes in place. p[0] is the camera flag (a line below
-    the break), then _channel's fields."""
+def log_block(to_log, r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """A log op (encoding when `to_log`) over flat planes, float32 or half bits, in == out allowed. p[0] is the
+    camera flag (a line below the break), then _channel's fields."""
     camera = p[0] != ZERO
     qr, qg, qb = _channel(p, 0, 0), _channel(p, 0, 1), _channel(p, 0, 2)
     if to_log:
-        for i in range(r.shape[0]):
-            r[i], g[i], b[i] = _to_log(r[i], qr, camera), _to_log(g[i], qg, camera), _to_log(b[i], qb, camera)
+        for i in range(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, (_to_log(r, qr, camera), _to_log(g, qg, camera), _to_log(b, qb, camera)))
     else:
-        for i in range(r.shape[0]):
-            r[i], g[i], b[i] = _to_lin(r[i], qr, camera), _to_lin(g[i], qg, camera), _to_lin(b[i], qb, camera)
+        for i in range(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, (_to_lin(r, qr, camera), _to_lin(g, qg, camera), _to_lin(b, qb, camera)))
 
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
-    LIN_TO_LOG: lambda r, g, b, a, p, t, n: log_block(True, r, g, b, p),
-    LOG_TO_LIN: lambda r, g, b, a, p, t, n: log_block(False, r, g, b, p),
+    LIN_TO_LOG: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_block(True, r, g, b, ro, go, bo, p),
+    LOG_TO_LIN: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_block(False, r, g, b, ro, go, bo, p),
 }
-FORMS = [(log_block, (BOOL, F32, F32, F32, F32))]
+FORMS = [(log_block, (BOOL, *(x,) * 6, F32)) for x in PLANE_FORMS]

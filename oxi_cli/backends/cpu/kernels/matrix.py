@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, as_float, load_rgb, store_rgb, stored
 from oxi_cli.jit import BOOL, F32, kernel, serial
 from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA
 
@@ -30,20 +31,24 @@ def matrix_rgba(r, g, b, a, p, o):
 
 
 @kernel
-def matrix_block(rgba, r, g, b, a, p):
-    """A matrix over float32 planes in place; alpha is read and written only when `rgba` (else `a` may be any
-    plane)."""
+def matrix_block(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
+    """A matrix over flat planes, float32 or half bits, in == out allowed; alpha is read and written only when
+    `rgba` (else the A planes may be any planes of the right type)."""
     if rgba:
-        for i in range(r.shape[0]):
-            r[i], g[i], b[i], a[i] = matrix_rgba(r[i], g[i], b[i], a[i], p, 0)
+        for i in range(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            r, g, b, a = matrix_rgba(r, g, b, as_float(a_in[i]), p, 0)
+            store_rgb(r_out, g_out, b_out, i, (r, g, b))
+            a_out[i] = stored(a_out, a)
     else:
-        for i in range(r.shape[0]):
-            r[i], g[i], b[i] = matrix_rgb(r[i], g[i], b[i], p, 0)
+        for i in range(r_in.shape[0]):
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, matrix_rgb(r, g, b, p, 0))
 
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
-    MATRIX_RGB: lambda r, g, b, a, p, t, n: matrix_block(False, r, g, b, a, p),
-    MATRIX_RGBA: lambda r, g, b, a, p, t, n: matrix_block(True, r, g, b, a, p),
+    MATRIX_RGB: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_block(False, r, g, b, a, ro, go, bo, ao, p),
+    MATRIX_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_block(True, r, g, b, a, ro, go, bo, ao, p),
 }
-FORMS = [(matrix_block, (BOOL, F32, F32, F32, F32, F32))]
+FORMS = [(matrix_block, (BOOL, *(x,) * 8, F32)) for x in PLANE_FORMS]

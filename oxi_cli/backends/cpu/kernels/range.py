@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.jit import F32, kernel, serial
 from oxi_cli.ops.codes import RANGE
 
@@ -25,12 +26,13 @@ def range_clamp(r, g, b, p, o):
 
 
 @kernel
-def range_block(r, g, b, p):
-    """A range over float32 planes in place."""
-    for i in range(r.shape[0]):
-        r[i], g[i], b[i] = range_clamp(r[i], g[i], b[i], p, 0)
+def range_block(r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """A range over flat planes, float32 or half bits, in == out allowed."""
+    for i in range(r_in.shape[0]):
+        r, g, b = load_rgb(r_in, g_in, b_in, i)
+        store_rgb(r_out, g_out, b_out, i, range_clamp(r, g, b, p, 0))
 
 
 # Every chain runs this op through this loop (kernels/color.py), keyed by op code.
-LONE = {RANGE: lambda r, g, b, a, p, t, n: range_block(r, g, b, p)}
-FORMS = [(range_block, (F32, F32, F32, F32))]
+LONE = {RANGE: lambda r, g, b, a, ro, go, bo, ao, p, t, n: range_block(r, g, b, ro, go, bo, p)}
+FORMS = [(range_block, (*(x,) * 6, F32)) for x in PLANE_FORMS]
