@@ -77,14 +77,16 @@ Examples:
   oxi probe --calibrate
   oxi probe --compile
   OXI_KERNEL_CACHE=/opt/oxi/kernels oxi probe --compile --json | jq '.compile'
-\b
-The CPU backend compiles its kernels (Numba) on first use and caches them per user ($XDG_CACHE_HOME/oxi/kernels).
-A job never waits for that: while a kernel is not compiled it runs the op another way (OpenColorIO's CPU
-processor for colour ops, NumPy for resize, blur and place) and compiles in the background for the next job.
---compile compiles every kernel at once, on every core. OXI_KERNEL_CACHE=FOLDER names a cache to build (a farm or
-container image) and share: at run time it is used if it is this user's, or read-only and complete; one built
-for another oxi, Numba, llvmlite, Python or CPU, or that other users may write into, is ignored.
-OXI_WAIT_FOR_KERNELS=1 makes jobs compile a missing kernel and wait for it instead.
+
+The CPU backend compiles its kernels (Numba) once and caches them per user
+($XDG_CACHE_HOME/oxi/kernels). A job never waits for that: while a kernel is
+not compiled, the op runs another way (OpenColorIO's CPU processor for colour
+ops, NumPy for resize, blur and place) and one background process compiles
+it for the next job. --compile compiles every kernel at once, on every core.
+OXI_KERNEL_CACHE=FOLDER names a cache to build once (a farm or container
+image) and share: it is used if it is yours, or read-only and complete; one
+built for another oxi, Numba, llvmlite, Python or CPU, or that other users
+may write into, is ignored. OXI_WAIT_FOR_KERNELS=1: compile and wait instead.
 """
 
 
