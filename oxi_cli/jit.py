@@ -152,6 +152,30 @@ def _install_locator() -> None:
         return original(self, sig, data)
 
     Cache.save_overload = save_overload
+    _save_entries_whole()
+
+
+def _save_entries_whole() -> None:
+    """Several processes compile into one cache at once (`oxi probe --compile`'s workers, a background compile
+    beside a job): Numba names a new entry's file by counting its index's entries, so two processes saving
+    different signatures of one function could each write entry 1, the index naming one signature and the file
+    holding the other's machine code. Each entry gets a file name of its own, written before the index names
+    it: a lost race costs an entry (compiled again later), never the wrong code."""
+    import uuid
+
+    from numba.core.caching import IndexDataCacheFile
+
+    if not all(hasattr(IndexDataCacheFile, n) for n in ("_load_index", "_save_index", "_save_data")):
+        return
+
+    def save(self, key, data):  # noqa: ANN001, ANN202
+        name = f"{self._index_name.removesuffix('.nbi')}.{uuid.uuid4().hex[:16]}.nbc"
+        self._save_data(name, data)
+        overloads = self._load_index()
+        overloads[key] = name
+        self._save_index(overloads)
+
+    IndexDataCacheFile.save = save
 
 
 _import_numba_lean()
