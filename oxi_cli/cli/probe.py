@@ -236,7 +236,8 @@ def kernel_cache_report() -> dict[str, Any]:
         line = f"kernel cache: none ({where.note}); each process compiles what it runs"
     else:
         state = "every kernel compiled" if not missing else f"{len(have)} of {len(every)} kernel modules compiled"
-        hint = "" if not missing else ("; the others compile in the background on first use, or all at once with "
+        which = "the others" if have else "they"
+        hint = "" if not missing else (f"; {which} compile in the background on first use, or all at once with "
                                        "`oxi probe --compile`")
         line = f"kernel cache: {path} ({where.origin}, {mode}; {state}, {_size(size)}){hint}"
         if where.note:
