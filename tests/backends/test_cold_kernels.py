@@ -161,12 +161,12 @@ planes = [np.ones(8, np.float32) for _ in range(4)]
 p = np.zeros(20, np.float32)
 try:
     with jit.cached_only():
-        matrix.matrix_block(False, *planes, p)
+        matrix.matrix_block(False, *planes, *planes, p)
     refused = False
 except jit.ColdKernel as exc:
     refused = "matrix_block" in str(exc)
 before = len(matrix.matrix_block.signatures)
-matrix.matrix_block(False, *planes, p)
+matrix.matrix_block(False, *planes, *planes, p)
 after = len(matrix.matrix_block.signatures)
 print(json.dumps({"refused": refused, "compiled_inside": before, "compiled_after": after}))
 """
