@@ -89,14 +89,16 @@ class CpuBackend:
     def _converted(self, plane: np.ndarray, dtype: type) -> np.ndarray:
         half = _kernels("half")
         tiny = np.zeros(1, plane.dtype)
-        if self._ready(("convert", plane.dtype, dtype), lambda: half.converted(tiny, dtype, 1), ["half"], True):
+        if self._ready(("convert", plane.dtype, dtype), lambda: half.converted(tiny, dtype, 1), ["half"],
+                       lambda: True):
             return half.converted(plane, dtype, self.threads)
         out = np.empty(plane.shape, dtype)
         with np.errstate(over="ignore"):  # NumPy rounds as the kernels do; beyond half range becomes +-Inf
             np.copyto(out, plane)
         return out
 
-    def _ready(self, key: object, trial: Callable[[], None], modules: Sequence[str], other_way: bool) -> bool:
+    def _ready(self, key: object, trial: Callable[[], None], modules: Sequence[str],
+               other_way: Callable[[], bool]) -> bool:
         return cold.ready(key, trial, modules, other_way, self.wait_for_kernels)
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
@@ -139,7 +141,7 @@ class CpuBackend:
         key = ("color", program.key, program.uses_alpha, src_planes[0].dtype, dst_planes[0].dtype, same)
         from oxi_cli.ops.ocio_cpu import covers, for_ops
 
-        if self._ready(key, trial, [*modules, "half"], cold.ocio_available() and covers(ops)):
+        if self._ready(key, trial, [*modules, "half"], lambda: covers(ops) and cold.ocio_available()):
             color.run_program(program, src_planes, dst_planes, self.threads)
             return
 
@@ -160,8 +162,7 @@ class CpuBackend:
             getattr(self, op.name)(planes, Planes([np.zeros((h, w), dst.arrays[0].dtype)]), tiny, 1)
 
         key = ("spatial", op.name, src.arrays[0].dtype, dst.arrays[0].dtype)
-        other_way = hasattr(self, f"_{op.name}_numpy")
-        if self._ready(key, trial, [op.name], other_way):
+        if self._ready(key, trial, [op.name], lambda: hasattr(self, f"_{op.name}_numpy")):
             getattr(self, op.name)(src, dst, op)
         else:
             getattr(self, f"_{op.name}_numpy")(src, dst, op)

@@ -29,10 +29,12 @@ def waits() -> bool:
     return os.environ.get(WAIT_ENV, "").strip() not in ("", "0")
 
 
-def ready(key: Hashable, trial: Callable[[], None], modules: Iterable[str], other_way: bool, wait: bool) -> bool:
+def ready(key: Hashable, trial: Callable[[], None], modules: Iterable[str], other_way: Callable[[], bool],
+          wait: bool) -> bool:
     """Whether the work named `key` can run on compiled kernels now. `trial` runs the same kernels on a tiny
-    input. If some are not compiled: with `other_way` and not `wait`, False, and `modules` compile in a
-    background process for later jobs; otherwise they compile here (one line on a terminal says so) and True."""
+    input. If some are not compiled: where `other_way()` (asked only then: it may import OpenColorIO) and not
+    `wait`, False, and `modules` compile in a background process for later jobs; otherwise they compile here
+    (one line on a terminal says so) and True."""
     if key in _READY:
         return True
     from oxi_cli import jit
@@ -42,7 +44,7 @@ def ready(key: Hashable, trial: Callable[[], None], modules: Iterable[str], othe
             trial()
     except jit.ColdKernel:
         names = sorted(set(modules))
-        if other_way and not wait:
+        if not wait and other_way():
             kernel_cache.compile_in_background(names)
             return False
         notice(names)
