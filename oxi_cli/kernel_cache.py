@@ -296,14 +296,19 @@ def compile_in_background(names: Iterable[str]) -> bool:
 
 
 def _spawn() -> None:
-    import subprocess
-
+    # Under the lock throughout: the exit handler must not return (and the process end, killing the timer's
+    # thread) while the timer's spawn has started the child but not yet marked it pending.
     with _spawning:
         names = sorted(_pending)
         _pending.clear()
-    where = location()
-    if not names or where.path is None:
-        return
+        where = location()
+        if names and where.path is not None:
+            _start(names, where.path)
+
+
+def _start(names: list[str], folder: Path) -> None:
+    import subprocess
+
     log = log_path()
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -315,8 +320,8 @@ def _spawn() -> None:
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )
         # Marked before this process can exit, so a waiter never misses a compile that has yet to start.
-        (where.path / PENDING).mkdir(parents=True, exist_ok=True)
-        (where.path / PENDING / str(child.pid)).touch()
+        (folder / PENDING).mkdir(parents=True, exist_ok=True)
+        (folder / PENDING / str(child.pid)).touch()
     except OSError:
         pass
 
