@@ -112,6 +112,9 @@ def fresh_env(cache: Path, wait: bool = False) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in CACHE_VARIABLES}
     env["XDG_CACHE_HOME"] = str(cache)
     env["OXI_WAIT_FOR_KERNELS"] = "1" if wait else "0"
+    # Each run is a process of its own (a warm service would hide the first run's cost), replacing its last output.
+    env["OXI_SERVER"] = "off"
+    env["OXI_OVERWRITE"] = "1"
     return env
 
 

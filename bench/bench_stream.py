@@ -252,7 +252,7 @@ def main() -> int:
     args.ops = [o.strip() for o in args.ops.split(",") if o.strip()]
     args.tools = [t.strip() for t in args.tools.split(",")]
     sizes = [int(s) for s in args.sizes.split(",")]
-    from oxi_cli.plan import available_ram
+    from oxi_cli.memory import available_ram
 
     args.single_limit = args.single_limit or str(int(available_ram() * 0.85))
     work = args.workdir

@@ -1,12 +1,38 @@
-"""oxi: colour and image processing for production image files."""
+"""oxi: colour and image processing for production image files; `import oxi_cli as oxi` for the Python API."""
 
 import os
 
-# oxi calls no BLAS routine, yet OpenBLAS starts one thread per core when numpy is imported: 0.18 s of every
-# run on a 16-core host (python -X importtime, numpy 0.38 s -> 0.20 s). A user's own setting still wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 __version__ = "0.1.0"
+
+# The public Python API (docs/API.md), defined in oxi_cli/api/ and loaded on first use: the `oxi` command's
+# client imports this package on every call and must not pay for it. Everything else is private.
+__all__ = [
+    # ops as values, chains and recipes
+    "Op", "Cdl", "Lut3d", "LutFile", "Matrix", "Resize", "Blur", "ColorSpace", "Display", "Chain", "load_recipe",
+    # files
+    "process", "FileResult", "Progress",
+    # arrays and images
+    "apply", "read", "write", "to_array", "from_array", "Image", "ImageMeta",
+    # backends
+    "probe", "open_backend", "Backend",
+    # errors
+    "OxiError", "UsageError", "InputError", "FormatError", "OpError", "ProcessingError", "GpuFailure",
+    "BackendUnavailable", "Interrupted", "DamagedFileWarning",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from oxi_cli import api
+
+    value = getattr(api, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def _is_command() -> bool:
@@ -37,8 +63,13 @@ def _guard_startup() -> None:
     signal.signal(signal.SIGINT, interrupted)
 
 
-if _is_command():
-    _guard_startup()
-    from oxi_cli.bytecode import use_own_cache
+# What the `oxi` command sets in its own environment as it starts, where the user has not (service/paths.py counts
+# them in the settings a process binds). oxi calls no BLAS routine, yet OpenBLAS starts one thread per core when
+# numpy is imported: 0.18 s of every run on a 16-core host (python -X importtime, numpy 0.38 s -> 0.20 s). A
+# Python caller's environment is its own (it may well call BLAS).
+COMMAND_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
 
-    use_own_cache()
+if _is_command():
+    for _name, _value in COMMAND_DEFAULTS.items():
+        os.environ.setdefault(_name, _value)
+    _guard_startup()

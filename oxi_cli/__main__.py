@@ -1,5 +1,5 @@
-"""Entry point for `python -m oxi_cli`."""
+"""Entry point for `python -m oxi_cli`: the same as the `oxi` command."""
 
-from oxi_cli.cli.main import run_app
+from oxi_cli.service.client import main
 
-run_app()
+main()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def caused_by_interrupt(error: BaseException) -> bool:
@@ -37,6 +39,8 @@ class OxiError(Exception):
     """A failure the user can act on; printed as one line, no traceback."""
 
     exit_code = 1
+    # What each file of the work this error ended came to (oxi_cli.api's process()); empty otherwise.
+    results: Sequence[Any] = ()
 
 
 class UsageError(OxiError):
@@ -81,6 +85,13 @@ class BackendUnavailable(OxiError):
     exit_code = 2
 
 
+class Interrupted(OxiError, KeyboardInterrupt):
+    """Ctrl-C (or a caller's cancellation) stopped the work; no partial output was left behind. A KeyboardInterrupt
+    too, so code that handles Ctrl-C handles it."""
+
+    exit_code = 130
+
+
 # OSError numbers that mean the machine failed (disk, memory, descriptors), not the user's input or arguments:
 # reading a file hits them through no fault of the file, so they exit 1 rather than 2.
 MACHINE_ERRNOS = frozenset(
@@ -91,3 +102,7 @@ MACHINE_ERRNOS = frozenset(
 def is_machine_failure(error: OSError) -> bool:
     """True when an OSError is the machine's fault (exit 1), False when it is about the path given (exit 2)."""
     return error.errno in MACHINE_ERRNOS
+
+
+class DamagedFileWarning(UserWarning):
+    """A file decoded although the library reading it reported damage: the result may hold wrong pixels."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from oxi_cli.colour_tags import ColourTag
 
 # Pixel types oxi knows, and the numpy dtype each is held in.
 PIXEL_DTYPES: dict[str, np.dtype] = {
@@ -26,7 +29,9 @@ class ImageMeta:
     `header` holds format-specific attributes (for EXR the whole OpenEXR header dict, windows included)
     which oxi carries through untouched; `compression` is the codec name (EXR) or None. `windows` is the
     (data, display) pair of (x, y, width, height) boxes the pixels and the picture occupy, for formats that
-    keep them; None: the pixels are the whole picture at (0, 0).
+    keep them; None: the pixels are the whole picture at (0, 0). `colour` is the colour space a conversion left
+    the pixels in (ColorOp.output_space): the writer tags the output with it in place of the input's colour
+    attributes; None: nothing changed the space, the input's attributes stand.
     """
 
     format: str
@@ -34,20 +39,31 @@ class ImageMeta:
     compression: str | None = None
     header: dict[str, Any] = field(default_factory=dict)
     windows: tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None = None
+    levels: str = "one"  # "one", or "mipmap"/"ripmap": the file holds reduced-resolution levels of these pixels
+    colour: ColourTag | None = None
 
 
 @dataclass
 class Image:
-    """Channel planes, each (height, width); integer formats keep their integer dtype until processed."""
+    """Channel planes, each (height, width); integer formats keep their integer dtype until processed.
+
+    `parts`: the file's other parts (EXR subimages), in file order, each an Image of its own with its own windows,
+    channels, pixel types, compression and attributes; this image is the first part. Empty for a one-part file.
+    """
 
     width: int
     height: int
     planes: dict[str, np.ndarray]
     meta: ImageMeta
+    parts: list[Image] = field(default_factory=list)
 
     @property
     def channels(self) -> list[str]:
         return list(self.planes)
+
+    def all_parts(self) -> list[Image]:
+        """This part and the file's others, in file order."""
+        return [self, *self.parts]
 
 
 def to_float32(plane: np.ndarray, pixel_type: str) -> np.ndarray:

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from oxi_cli.io.formats import named
+
 BAND_BYTES = 64 << 20  # decoded float32 bytes per band of rows; bounds memory whatever the image size
 # Header entries shown in their own fields rather than among the attributes.
 _STRUCTURAL = {"channels", "compression", "dataWindow", "displayWindow", "tiles", "type", "pixelAspectRatio",
@@ -17,63 +19,53 @@ _MAX_TEXT = 200
 
 
 def describe(path: str | Path) -> dict[str, Any]:
-    """Everything but the pixels: size, channels and pixel types, codec, tiling, windows, attributes."""
+    """Everything but the pixels: size, channels and pixel types, codec, tiling, windows, attributes.
+
+    The top-level fields describe the first part; an EXR also lists every part (the first included) in
+    "parts", each with its index, name, view and the same fields.
+    """
     from oxi_cli.io import read_spec
 
     path = Path(path)
     spec = read_spec(path)
+    info: dict[str, Any] = {"path": str(path), "format": spec.meta.format, "file_bytes": path.stat().st_size}
+    info.update(_describe_part(spec))
+    if named(spec.meta.format).parts:
+        info["parts"] = [
+            {"index": i, "name": part.meta.header.get("name"), "view": part.meta.header.get("view"),
+             **_describe_part(part)}
+            for i, part in enumerate(spec.all_parts())
+        ]
+    return info
+
+
+def _describe_part(spec: Any) -> dict[str, Any]:
     meta = spec.meta
     header = meta.header
     info: dict[str, Any] = {
-        "path": str(path),
-        "format": meta.format,
-        "file_bytes": path.stat().st_size,
         "width": spec.width,
         "height": spec.height,
         "channels": [{"name": n, "type": meta.pixel_types[n]} for n in spec.channels],
         "compression": meta.compression,
     }
-    if meta.format == "exr":
-        tiles = header.get("tiles")
-        info["storage"] = "tiled" if tiles is not None else "scanline"
-        info["tiles"] = _tiles(tiles) if tiles is not None else None
-        info["data_window"] = _box(header.get("dataWindow"))
-        info["display_window"] = _box(header.get("displayWindow"))
-        info["pixel_aspect"] = _jsonable(header.get("pixelAspectRatio", 1.0))
-        info["parts"] = _exr_parts(path)
+    fmt = named(meta.format)
+    if fmt.can("describe"):
+        info.update({key: _jsonable(value) for key, value in fmt.call("describe", spec).items()})
     attributes = {k: _jsonable(v) for k, v in sorted(header.items()) if k not in _STRUCTURAL}
     info["attributes"] = attributes
     info["colour"] = colour_attributes(attributes)
     return info
 
 
-# Primaries and white point (x, y of R, G, B, W) of common colour spaces, to name an EXR's chromaticities.
-PRIMARIES = {
-    "Rec.709 / sRGB": (0.64, 0.33, 0.30, 0.60, 0.15, 0.06, 0.3127, 0.3290),
-    "ACES AP0": (0.7347, 0.2653, 0.0, 1.0, 0.0001, -0.077, 0.32168, 0.33767),
-    "ACES AP1": (0.713, 0.293, 0.165, 0.830, 0.128, 0.044, 0.32168, 0.33767),
-    "P3-D65": (0.680, 0.320, 0.265, 0.690, 0.150, 0.060, 0.3127, 0.3290),
-    "Rec.2020": (0.708, 0.292, 0.170, 0.797, 0.131, 0.046, 0.3127, 0.3290),
-}
-# Attributes that say which colour space the pixels are in.
-COLOUR_KEYS = ("colorInteropID", "oiio:ColorSpace", "colorSpace", "chromaticities", "whiteLuminance", "adoptedNeutral")
-
-
 def colour_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
     """The colour-space attributes a file carries, chromaticities named when they match a known space."""
+    from oxi_cli.colour_tags import COLOUR_KEYS, PRIMARIES, primaries_named
+
     found = {k: attributes[k] for k in COLOUR_KEYS if k in attributes}
-    chroma = found.get("chromaticities")
-    if isinstance(chroma, list) and len(chroma) == 8:
-        for name, ref in PRIMARIES.items():
-            if all(abs(float(a) - b) < 5e-4 for a, b in zip(chroma, ref, strict=True)):
-                found["primaries"] = name
+    word = primaries_named(found.get("chromaticities"))
+    if word is not None:
+        found["primaries"] = PRIMARIES[word][0]
     return found
-
-
-def _exr_parts(path: Path) -> int:
-    from oxi_cli.io.exr import check_layout
-
-    return len(check_layout(path).parts)  # read_spec already checked the file: this only counts
 
 
 def _tiles(tiles: Any) -> dict[str, Any]:
@@ -83,13 +75,6 @@ def _tiles(tiles: Any) -> dict[str, Any]:
         "levels": _jsonable(tiles.mode),
         "rounding": _jsonable(tiles.roundingMode),
     }
-
-
-def _box(box: Any) -> list[list[int]] | None:
-    if box is None:
-        return None
-    lo, hi = box
-    return [[int(lo[0]), int(lo[1])], [int(hi[0]), int(hi[1])]]
 
 
 def _jsonable(v: Any) -> Any:
@@ -166,41 +151,47 @@ class ChannelStats:
         }
 
 
-def channel_stats(path: str | Path, band_rows: int | None = None) -> dict[str, dict[str, Any]]:
-    """Per-channel statistics. EXR is read in bands of rows (about 64 MB of float32 each) through
-    OpenEXR's band reads, so memory stays flat for any image size; other formats are decoded whole.
-    Integer channels are reported as oxi processes them (uint8/uint16 mapped to 0..1).
+def channel_stats(path: str | Path, band_rows: int | None = None) -> list[dict[str, dict[str, Any]]]:
+    """Per-channel statistics of every part (one dict per part, in file order). A one-part EXR is read in bands
+    of rows (about 64 MB of float32 each) through OpenEXR's band reads, so memory stays flat for any image size;
+    multi-part EXRs and other formats are decoded whole. Integer channels are reported as oxi processes them
+    (uint8/uint16 mapped to 0..1).
     """
-    from oxi_cli.io import format_for, read_spec
+    from oxi_cli.image import to_float32
+    from oxi_cli.io import format_for, read_image, read_spec
+    from oxi_cli.io.formats import named
 
     path = Path(path)
     spec = read_spec(path)  # the one-line errors for missing, truncated or unsupported files
-    stats = {name: ChannelStats() for name in spec.channels}
-    if format_for(path) == "exr":
-        _exr_bands(path, spec.channels, spec.meta.pixel_types, stats, band_rows)
-    else:
-        from oxi_cli.image import to_float32
-        from oxi_cli.io import read_image
+    fmt = named(format_for(path))
+    if fmt.regions and not spec.parts and fmt.call("region_blocker", path) is None:
+        stats = {name: ChannelStats() for name in spec.channels}
+        _banded(fmt.call("region_reader", path), spec.channels, spec.meta.pixel_types, stats, band_rows)
+        return [{name: s.as_json() for name, s in stats.items()}]
+    found = []
+    for part in read_image(path).all_parts():
+        stats = {name: ChannelStats() for name in part.planes}
+        for name, plane in part.planes.items():
+            kind = part.meta.pixel_types[name]
+            stats[name].add(plane.astype(np.float64) if kind == "uint32" else to_float32(plane, kind))
+        found.append({name: s.as_json() for name, s in stats.items()})
+    return found
 
-        image = read_image(path)
-        for name, plane in image.planes.items():
-            stats[name].add(to_float32(plane, image.meta.pixel_types[name]))
-    return {name: s.as_json() for name, s in stats.items()}
 
-
-def _exr_bands(
-    path: Path, names: list[str], types: dict[str, str], stats: dict[str, ChannelStats], band_rows: int | None
+def _banded(
+    reader: Any, names: list[str], types: dict[str, str], stats: dict[str, ChannelStats], band_rows: int | None
 ) -> None:
     """Fold the file's rows into `stats` band by band, through the same checked reader as streamed processing."""
-    from oxi_cli.io.exr_stream import ExrRegionReader
+    from oxi_cli.image import to_float32
 
-    with ExrRegionReader(path) as reader:
+    with reader:
         rows = band_rows or max(1, BAND_BYTES // max(1, reader.width * 4 * len(names)))
-        tiles = reader.spec.meta.header.get("tiles")
-        if tiles is not None and band_rows is None:  # whole tile rows: each tile is decoded once
-            rows = max(tiles.ySize, rows // tiles.ySize * tiles.ySize)
+        step = getattr(reader, "row_step", 1)
+        if band_rows is None and step > 1:  # whole chunks or tile rows: each is decoded once
+            rows = max(step, rows // step * step)
         for start in range(0, reader.height, rows):
-            band = reader.read_rows(start, min(start + rows, reader.height), widen=True)  # half as float32
+            band = reader.read_rows(start, min(start + rows, reader.height))
             for name in names:
                 # uint32 as float64: float32 would round above 2^24.
-                stats[name].add(band[name].astype(np.float64) if types[name] == "uint32" else band[name])
+                kind = types[name]
+                stats[name].add(band[name].astype(np.float64) if kind == "uint32" else to_float32(band[name], kind))

@@ -8,7 +8,6 @@ file's pixel types (I/O buffers) and float32 (working buffers).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -16,15 +15,17 @@ from typing import Any
 import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits
+from oxi_cli.channels import EVERYTHING, Selection
 from oxi_cli.errors import UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image
+from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec
-from oxi_cli.ops import AxisStep, ColorOp, ImageOp, Op
+from oxi_cli.memory import current_rss, format_size
+from oxi_cli.ops import AxisStep, ColorOp, Op
+from oxi_cli.ops.base import chain_size, live, ops_for_part
+from oxi_cli.spans import AxisSpans, axis_spans, axis_steps, segments
 
 STRATEGIES = ("auto", "single", "tiled", "streaming")
-# Half of what the kernel calls available: the rest stays for the page cache that EXR reads and writes go
-# through and for other programs; the CPU backend's own "usable" figure (60%) bounds compute, not the process.
-DEFAULT_RAM_FRACTION = 0.5
 # Float32 working set per band beyond which bigger bands buy nothing but memory (the per-band overhead is a
 # few milliseconds; 32 MiB is 1024 rows of 2K RGBA or 128 rows of 16K RGBA).
 BAND_TARGET_BYTES = 32 << 20
@@ -41,151 +42,11 @@ OVERLAP_MAX_CORES = 4
 # Largest tile side tried; at 4096² RGBA float32 a tile is 256 MiB, past the point where GPUs run faster.
 MAX_TILE = 4096
 MIN_TILE = 16
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_bytes(text: str | int, option: str | None = None) -> int:
-    """Bytes from `512M`, `2G`, `1.5GiB`, `300MB`, `65536`; units are binary (1K = 1024), case-insensitive.
-    `option` (e.g. `--memory-budget`) starts the error message when given."""
-    try:
-        return _parse_bytes(text)
-    except UsageError as e:
-        if option is None:
-            raise
-        raise UsageError(f"{option}: {e}") from None
-
-
-def _parse_bytes(text: str | int) -> int:
-    if isinstance(text, int):
-        if text <= 0:
-            raise UsageError(f"a memory size must be positive, got {text}")
-        return text
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", str(text), re.IGNORECASE)
-    if not match or (match.group(2) == "" and re.search(r"[a-z]", str(text), re.IGNORECASE)):
-        raise UsageError(f"cannot read memory size {text!r}; write it like 512M, 2G or 1.5GiB")
-    value = float(match.group(1)) * _UNITS[match.group(2).lower()]
-    if value < 1:
-        raise UsageError(f"a memory size must be at least 1 byte, got {text!r}")
-    return int(value)
-
-
-def format_size(n: int) -> str:
-    """Bytes as the short binary figure people read: 512.0 MiB, 1.50 GiB."""
-    if n >= 1 << 30:
-        return f"{n / (1 << 30):.2f} GiB"
-    if n >= 1 << 20:
-        return f"{n / (1 << 20):.1f} MiB"
-    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
-
-
-def available_ram() -> int:
-    """MemAvailable from /proc/meminfo (what can be used without swapping), else free physical pages."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-
-
-def default_ram_budget() -> int:
-    return int(available_ram() * DEFAULT_RAM_FRACTION)
-
-
-def current_rss() -> int:
-    """Resident bytes of this process now."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def runtime_bytes(limits: DeviceLimits) -> int:
     """The process's own resident size: what it holds now, at least what its backend needs loaded."""
     return max(current_rss(), limits.runtime_bytes)
-
-
-# --- how bands and tiles map back through the chain -------------------------------------------------------
-
-
-def axis_steps(ops: Sequence[Op], size: int, axis: int) -> list[AxisStep]:
-    """The image ops of a chain as seen along rows (axis 0) or columns (axis 1) of a `size` input."""
-    steps = []
-    for op in ops:
-        if isinstance(op, ImageOp):
-            step = op.axis_step(axis, size)
-            steps.append(step)
-            size = step.dst
-    return steps
-
-
-@dataclass(frozen=True)
-class AxisSpans:
-    """Segments of one output axis and, for each, the input range to read and the range each op computes.
-
-    A band or tile is computed over `read` (input coordinates) and every intermediate range in `stages`;
-    only its own output range `out` is kept (`crop` is where it starts inside the computed output).
-    """
-
-    out: np.ndarray  # (n, 2) output [start, stop)
-    read: np.ndarray  # (n, 2) input [start, stop)
-    stages: tuple[np.ndarray, ...]  # one (n, 2) computed range per spatial op, in its output coordinates
-    sizes: tuple[tuple[int, int], ...]  # each spatial op's whole-image (src, dst) along this axis
-
-    @property
-    def count(self) -> int:
-        return int(self.out.shape[0])
-
-    @property
-    def crop(self) -> np.ndarray:
-        final = self.stages[-1] if self.stages else self.read
-        return self.out - final[:, :1]
-
-    def lengths(self) -> list[int]:
-        """Longest range per stage (read first), the sizes buffers must hold."""
-        return [int((r[:, 1] - r[:, 0]).max()) for r in (self.read, *self.stages)]
-
-
-def axis_spans(
-    steps: Sequence[AxisStep], size: int, starts: np.ndarray, stops: np.ndarray
-) -> AxisSpans:
-    """Map output segments [starts, stops) back through `steps` to the input each one needs.
-
-    Backwards, each op turns the rows that must come out exact into the rows that must go in exact:
-    blur adds R on each side (clamped at the image edge, where the kernel's own clamping then applies
-    because the band is at the edge too); resize takes its taps' range. Forwards, the read range then
-    gives the range every op computes, and each output segment is cropped from the last one.
-
-    Every op computes a piece as the whole-image op computes those pixels (ImageOp.piece: a resize uses the
-    whole image's weights for the rows it covers), so bands may start anywhere.
-    """
-    need0 = np.asarray(starts, dtype=np.int64)
-    need1 = np.asarray(stops, dtype=np.int64)
-    out = np.stack([need0, need1], axis=1)
-    needs = []  # each step's needed output range, backwards
-    for step in reversed(steps):
-        needs.append(np.stack([need0, need1], axis=1))
-        need0, need1 = step.needs(need0, need1)
-    needs.reverse()
-    read = np.stack([need0, np.minimum(need1, size)], axis=1)
-    stages = []
-    current = read
-    for step, need in zip(steps, needs, strict=True):
-        if step.first is not None:
-            current = need
-        if (current[:, 0] > need[:, 0]).any() or (current[:, 1] < need[:, 1]).any():
-            raise AssertionError("planner: a band's computed range misses rows the next op needs")
-        stages.append(current)
-    sizes = tuple((step.src, step.dst) for step in steps)
-    return AxisSpans(out, read, tuple(stages), sizes)
-
-
-def segments(total: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-    starts = np.arange(0, total, max(1, size), dtype=np.int64)
-    return starts, np.minimum(starts + size, total)
 
 
 # --- the plan ----------------------------------------------------------------------------------------------
@@ -255,7 +116,7 @@ class _Cost:
 
 
 @dataclass(frozen=True)
-class _Job:
+class _Costing:
     """What the cost model needs to know about one job, worked out once."""
 
     spec: ImageSpec
@@ -274,6 +135,7 @@ class _Job:
     runtime: int
     overhead: int
     tables: int
+    other_parts: int = 0  # bytes the file's other parts hold in and out (they are processed in the same pass)
 
     def cost(self, rows: AxisSpans, cols: AxisSpans, strategy: str) -> _Cost:
         """Peak RAM and device bytes for the largest band or tile of this partition."""
@@ -298,7 +160,7 @@ class _Job:
         # one computed band queued and two encoding (it starts on a band before the last is written); single
         # and tiled hold the whole input and output planes and one tile's work.
         streaming = strategy == "streaming"
-        ram = 4 * in_io + host_work + 3 * out_io if streaming else whole_in + whole_out + host_work
+        ram = 4 * in_io + host_work + 3 * out_io if streaming else whole_in + whole_out + host_work + self.other_parts
         dims = max([*r, *c])
         return _Cost(ram, device, f32 * max(stage_px), dims, r[0], c[0])
 
@@ -319,6 +181,36 @@ class _Job:
         steps, size, out = (self.rows, self.spec.height, self.out_size[1]) if axis == 0 else (
             self.cols, self.spec.width, self.out_size[0])
         return axis_spans(steps, size, *segments(out, piece))
+
+
+def _other_parts_bytes(spec: ImageSpec, ops: Sequence[Op], out_type: str, out_format: str) -> int:
+    """What the file's parts after the first hold decoded, computed and written (one pass holds them all)."""
+    from oxi_cli.execute import output_types
+
+    total = 0
+    for part in spec.parts:
+        out_w, out_h = chain_size(ops_for_part(ops, (spec.width, spec.height), (part.width, part.height)),
+                                  part.width, part.height)
+        types = output_types(Image(part.width, part.height, {}, part.meta), out_type, out_format, ops)
+        stored = part.width * part.height * _bytes_per_pixel(part.meta.pixel_types)
+        written = out_w * out_h * _bytes_per_pixel(types)
+        work = 4 * len(part.channels) * (part.width * part.height + out_w * out_h)
+        total += stored + written + work
+    return total
+
+
+def refuse_levels(spec: ImageSpec, top_level_only: bool = False) -> None:
+    """A mip- or rip-mapped input would come out with its top level alone: refuse, unless asked for just that,
+    rather than drop the other levels unsaid."""
+    if top_level_only:
+        return
+    for i, part in enumerate(spec.all_parts()):
+        if part.meta.levels != "one":
+            where = f"part {i} of the input" if spec.parts else "the input"
+            raise UsageError(
+                f"{where} is {part.meta.levels[:3]}-mapped and oxi writes one level: pass --mip-level 0 to process "
+                "the top level alone into a one-level file (rebuild the levels with `maketx` or `oiiotool --mipmap`)"
+            )
 
 
 def _bytes_per_pixel(types: dict[str, str]) -> int:
@@ -347,13 +239,9 @@ def _largest_fitting(fits: Callable[[int], bool], top: int) -> int | None:
 
 
 def _region_notes(spec: ImageSpec) -> tuple[str, ...]:
-    header = spec.meta.header
-    notes = []
-    if "tiles" in header:
-        notes.append("the tiled input is written as scanlines (OpenEXR's band writer cannot write tiles)")
-    if getattr(header.get("lineOrder"), "name", "") == "DECREASING_Y":
-        notes.append("lineOrder DECREASING_Y is written as INCREASING_Y (bands are written top to bottom)")
-    return tuple(notes)
+    """What streaming this file changes about how it is stored, as its format says (io/formats.py)."""
+    fmt = formats.named(spec.meta.format)
+    return tuple(fmt.call("band_notes", spec)) if fmt.can("band_notes") else ()
 
 
 def make_plan(
@@ -368,6 +256,7 @@ def make_plan(
     out_type: str = "same",
     whole_only: str | None = None,
     runtime: int | None = None,
+    selection: Selection = EVERYTHING,
 ) -> Plan:
     """Pick (or check a forced) strategy for running `ops` on the image `spec` describes.
 
@@ -384,18 +273,21 @@ def make_plan(
         force = None
     elif force not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {force!r}")
-    ops = tuple(op for op in ops if not op.is_identity())
-    names, _ = working_channels(spec.channels, ops)
-    out_w, out_h = spec.width, spec.height
-    for op in ops:
-        if isinstance(op, ImageOp):
-            out_w, out_h = op.out_size(out_w, out_h)
-    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
-    if whole_only is None and spec.meta.format != "exr":
-        whole_only = f"{spec.meta.format.upper()} input can only be read whole"
-    if whole_only is None and out_format != "exr":
-        whole_only = f"{out_format.upper()} output can only be written whole"
-    job = _Job(
+    ops = tuple(live(ops))
+    refuse_levels(spec, selection.mip_level == 0)
+    names = working_channels(spec, ops, selection.layers)
+    out_w, out_h = chain_size(ops, spec.width, spec.height)
+    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format, ops)
+    if spec.parts:
+        whole_only = one_pass = f"a multi-part file ({len(spec.all_parts())} parts) is processed in one pass"
+    else:
+        one_pass = None
+    source, dest = formats.named(spec.meta.format), formats.named(out_format)
+    if whole_only is None and not source.regions:
+        whole_only = f"{source.label} input can only be read whole"
+    if whole_only is None and not dest.regions:
+        whole_only = f"{dest.label} output can only be written whole"
+    job = _Costing(
         spec=spec,
         ops=ops,
         limits=limits,
@@ -412,17 +304,19 @@ def make_plan(
         runtime=runtime if runtime is not None else runtime_bytes(limits),
         overhead=limits.host_overhead,
         tables=_table_bytes(ops),
+        other_parts=_other_parts_bytes(spec, ops, out_type, out_format),
     )
-    planner = _Planner(job, whole_only)
+    planner = _Planner(job, whole_only, one_pass)
     if force is not None:
         return planner.forced(force)
     return planner.auto()
 
 
 class _Planner:
-    def __init__(self, job: _Job, whole_only: str | None) -> None:
+    def __init__(self, job: _Costing, whole_only: str | None, one_pass: str | None = None) -> None:
         self.job = job
         self.whole_only = whole_only
+        self.one_pass = one_pass  # why the file cannot be split into tiles or bands at all
         self.notes = _region_notes(job.spec)
 
     def _plan(self, strategy: str, rows: AxisSpans, cols: AxisSpans, reason: str, notes: tuple = ()) -> Plan:
@@ -541,6 +435,10 @@ class _Planner:
 
     def auto(self) -> Plan:
         single = self.single()
+        if self.one_pass is not None:
+            why = f"the whole file fits: {self._numbers(single)}" if single.fits else (
+                f"a single pass {self._numbers(single)}; {self.one_pass}, so it cannot be split: over budget")
+            return self._with(single, why)
         if single.fits:
             overlapped = self._overlapped()
             if overlapped is not None:
@@ -567,6 +465,8 @@ class _Planner:
 
     def forced(self, strategy: str) -> Plan:
         flag = f"--strategy {strategy}"
+        if strategy != "single" and self.one_pass is not None:
+            raise UsageError(f"{flag} cannot run: {self.one_pass}; use --strategy single or auto (or --part)")
         if strategy == "single":
             plan = self.single()
             if not plan.fits:

@@ -13,7 +13,7 @@ from oxi_cli.errors import FormatError, InputError, OxiError, UsageError
 from oxi_cli.formats.ocio_steps import COLORSPACE, DISPLAY
 from oxi_cli.ops import blur, cdl, lut3d, matrix, resize
 from oxi_cli.ops.step import Deferred, Step, StepArgs
-from oxi_cli.ops.values import shown
+from oxi_cli.ops.values import did_you_mean, shown
 
 # Every step users can write, by name: the single-op commands, `oxi run`'s flags and recipe keys all come
 # from these declarations (each op's STEP, beside the op itself).
@@ -23,18 +23,20 @@ STEPS: dict[str, Step] = {
 # Recipe settings: table -> keys; each key has the command-line option of the same name (underscores
 # become dashes), and an option given on the command line wins over the recipe.
 SETTINGS: dict[str, tuple[str, ...]] = {
-    "output": ("name", "out_type", "compression"),
-    "run": ("backend", "jobs", "memory_budget", "threads"),
+    "output": ("name", "out_type", "compression", "quality"),
+    "run": ("backend", "jobs", "memory_budget", "threads", "unpremult"),
 }
 # What each setting holds, as TOML spells it, with an example for the error message.
 SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "name": ((str,), 'a string, e.g. name = "{stem}_graded{ext}"'),
     "out_type": ((str,), 'a string, e.g. out_type = "half"'),
-    "compression": ((str,), 'a string, e.g. compression = "zip"'),
+    "compression": ((str,), 'a string, e.g. compression = "zip" or "dwab:45"'),
+    "quality": ((int,), "an integer 1-100 (a JPEG's), e.g. quality = 90"),
     "backend": ((str,), 'a string, e.g. backend = "gpu"'),
     "jobs": ((int,), "an integer, e.g. jobs = 2"),
     "memory_budget": ((str, int), 'a size, e.g. memory_budget = "8G"'),
     "threads": ((int,), "an integer, e.g. threads = 8"),
+    "unpremult": ((bool,), "true or false, e.g. unpremult = true"),
 }
 
 
@@ -82,6 +84,7 @@ class Chain:
 
     steps: list[Any] = field(default_factory=list)
     sources: dict[int, str] = field(default_factory=dict)  # id(op) -> file it came from, for --json
+    unpremult: bool = False  # --unpremult: colour ops grade unpremultiplied colour (ops/premult.py)
 
     def computes_anything(self) -> bool:
         """False when every step leaves the pixels as they are at any image size (a copy, an identity CDL)."""
@@ -97,6 +100,10 @@ class Chain:
                 if hasattr(op, "out_size"):
                     width, height = op.out_size(width, height)
             ops.extend(new)
+        if self.unpremult:
+            from oxi_cli.ops.premult import unpremultiplied
+
+            return unpremultiplied(ops)
         return ops
 
     def describe(self, ops: Sequence[Any]) -> list[dict[str, Any]]:
@@ -118,10 +125,10 @@ class Chain:
                 self.sources[id(op)] = str(sources[0])
 
 
-def compile_chain(specs: Sequence[OpSpec], force: bool = False) -> Chain:
+def compile_chain(specs: Sequence[OpSpec], force: bool = False, unpremult: bool = False) -> Chain:
     """Check every step and load its files once, before any image is touched; `force` (oxi run --force)
-    lets every resize go past the upscale guard."""
-    chain = Chain()
+    lets every resize go past the upscale guard; `unpremult`: colour ops grade unpremultiplied colour."""
+    chain = Chain(unpremult=unpremult)
     for spec in specs:
         try:
             _compile_one(chain, spec, force)
@@ -144,11 +151,16 @@ def _compile_one(chain: Chain, spec: OpSpec, force: bool = False) -> None:
     chain.add(step.build(args), args.sources)
 
 
-def command_chain(step: Step, values: Mapping[str, Any]) -> Chain:
-    """The chain of a step's own command (`oxi cdl ...`): its options, by parameter name."""
+def command_chain(
+    step: Step, values: Mapping[str, Any], unpremult: bool = False, keywords: Mapping[str, str] | None = None
+) -> Chain:
+    """The chain of a step's own command (`oxi cdl ...`): its options, by parameter name. With `keywords`
+    (parameter -> Python keyword) the values are a Python call's (oxi_cli.api's `Cdl(slope=...)`), and so are
+    the labels of its errors."""
     given = {name: v for name, v in values.items() if v is not None and v is not False}
-    args = StepArgs(step, given, FILES, command=True)
-    chain = Chain()
+    hint = "force=True" if keywords is not None else "--force"
+    args = StepArgs(step, given, FILES, command=keywords is None, force_hint=hint, keywords=keywords)
+    chain = Chain(unpremult=unpremult)
     chain.add(step.build(args), args.sources)
     return chain
 
@@ -190,7 +202,8 @@ def load_recipe(path: str | Path) -> Recipe:
     unknown = sorted(set(doc) - known)
     if unknown:
         holds = "description, [output], [run] and [[op]] tables"
-        raise FormatError(path, None, f"unknown key {shown(unknown[0])}; a recipe holds {holds}")
+        hint = did_you_mean(unknown[0], sorted(known))
+        raise FormatError(path, None, f"unknown key {shown(unknown[0])}{hint} (a recipe holds {holds})")
     settings: dict[str, Any] = {}
     for table, keys in SETTINGS.items():
         section = doc.get(table, {})
@@ -198,7 +211,8 @@ def load_recipe(path: str | Path) -> Recipe:
             raise FormatError(path, None, f"[{table}] must be a table")
         for key, val in section.items():
             if key not in keys:
-                raise FormatError(path, None, f"[{table}] has no setting {shown(key)}; it takes {', '.join(keys)}")
+                takes = f"{did_you_mean(key, keys)} (it takes {', '.join(keys)})"
+                raise FormatError(path, None, f"[{table}] has no setting {shown(key)}{takes}")
             settings[key] = _setting(path, table, key, val)
     ops = doc.get("op", [])
     if not isinstance(ops, list) or not all(isinstance(o, dict) for o in ops):
@@ -208,7 +222,11 @@ def load_recipe(path: str | Path) -> Recipe:
         kinds = [k for k in table if k in STEPS]
         where = f"{path} op {n}"
         if len(kinds) != 1:
-            raise FormatError(path, None, f"op {n} needs exactly one of {', '.join(STEPS)}, got {kinds or 'none'}")
+            got = ", ".join(kinds) or "none"
+            typo = next(((k, hint) for k in table if not kinds and (hint := did_you_mean(k, list(STEPS)))), None)
+            if typo is not None:  # `resise = "50%"`: name the key that was meant as the operation
+                got += f" ({shown(typo[0])} is not one{typo[1]})"
+            raise FormatError(path, None, f"op {n} needs exactly one of {', '.join(STEPS)}; got {got}")
         kind = kinds[0]
         params = {k: v for k, v in table.items() if k != kind}
         specs.append(OpSpec(kind, table[kind], params, where, path.parent))
@@ -234,9 +252,9 @@ def _setting(path: Path, table: str, key: str, value: Any) -> Any:
     from oxi_cli.limits import MAX_JOBS, max_threads
 
     kinds, wanted = SETTING_TYPES[key]
-    if isinstance(value, bool) or not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise FormatError(path, None, f"[{table}] {key} must be {wanted}; got {shown(value)}")
-    limits = {"threads": max_threads(), "jobs": MAX_JOBS}
+    limits = {"threads": max_threads(), "jobs": MAX_JOBS, "quality": 100}
     if key in limits and not 1 <= value <= limits[key]:
         raise FormatError(path, None, f"[{table}] {key} must be 1..{limits[key]}; got {value}")
     return value

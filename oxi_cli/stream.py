@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from oxi_cli.backends.base import Backend
+from oxi_cli.channels import DEFAULT_LAYERS, EVERYTHING, Group, LayerRule, Selection, select_part
 from oxi_cli.errors import OxiError, ProcessingError, UsageError
 from oxi_cli.execute import (
     FileSink,
@@ -21,30 +22,29 @@ from oxi_cli.execute import (
     MemorySink,
     MemorySource,
     Result,
-    compute,
+    clip_counts,
+    compute_groups,
+    encodes_output,
     execute,
     half_only,
     output_meta,
     output_types,
-    read_while_preparing,
+    part_groups,
+    spec_of,
     start_warm_up,
-    working_channels,
+    warn_declared,
+    warn_losses,
 )
 from oxi_cli.image import PIXEL_DTYPES, Image, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec, one_line
+from oxi_cli.memory import default_ram_budget, parse_bytes
 from oxi_cli.ops import ImageOp, Op
-from oxi_cli.plan import (
-    AxisSpans,
-    Plan,
-    axis_spans,
-    axis_steps,
-    default_ram_budget,
-    make_plan,
-    parse_bytes,
-    segments,
-)
+from oxi_cli.ops.base import chain_size, live
+from oxi_cli.plan import Plan, make_plan
+from oxi_cli.spans import AxisSpans, axis_spans, axis_steps, segments
 
-Progress = Callable[[int, int], None]
+# Told (rows done, rows in all) as output rows complete; may raise KeyboardInterrupt to stop between bands.
+RowsDone = Callable[[int, int], None]
 
 
 class RegionSource(Protocol):
@@ -101,18 +101,20 @@ def plan_for_files(
     memory_limit: str | int | None = None,
     vram_limit: str | int | None = None,
     out_type: str = "same",
+    selection: Selection = EVERYTHING,
 ) -> Plan:
     """The plan for `oxi ... IN OUT` with --strategy, --memory-limit and --vram-limit (sizes like 512M)."""
     from oxi_cli.io import format_for, read_spec
-    from oxi_cli.io.exr_stream import region_blocker
+    from oxi_cli.io.formats import named
 
     source_path, dest_path = Path(source_path), Path(dest_path)
     try:
         out_format = format_for(dest_path)
     except OxiError as e:  # for an output, a wrong extension is a usage mistake
         raise UsageError(str(e)) from None
-    spec = read_spec(source_path)
-    blocker = region_blocker(source_path) if spec.meta.format == "exr" else None
+    spec = select_part(read_spec(source_path), selection.part, source_path)
+    source = named(spec.meta.format)
+    blocker = source.call("region_blocker", source_path) if source.regions else None
     return make_plan(
         spec,
         ops,
@@ -123,6 +125,7 @@ def plan_for_files(
         out_format=out_format,
         out_type=out_type,
         whole_only=blocker,
+        selection=selection,
     )
 
 
@@ -221,35 +224,44 @@ class _Pipeline:
 # --- band and tile maths shared by both region strategies ---------------------------------------------------
 
 
-def _out_size(ops: Sequence[Op], width: int, height: int) -> tuple[int, int]:
-    for op in ops:
-        if isinstance(op, ImageOp):
-            width, height = op.out_size(width, height)
-    return width, height
-
-
-def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[str, str]) -> dict[str, np.ndarray]:
-    """Channels that pass through untouched, in the output's pixel types."""
-    return {
-        name: plane if types[name] == stored[name] else from_float32(to_float32(plane, stored[name]), types[name])
-        for name, plane in planes.items()
-    }
+def _convert(planes: dict[str, np.ndarray], types: dict[str, str], stored: dict[str, str],
+             counts: dict[str, list[int]] | None = None) -> dict[str, np.ndarray]:
+    """Channels that pass through untouched, in the output's pixel types; `counts`: add what an integer output
+    clips of those converted (execute.clip_counts)."""
+    out = {}
+    for name, plane in planes.items():
+        if types[name] == stored[name]:
+            out[name] = plane
+            continue
+        wide = to_float32(plane, stored[name])
+        if counts is not None:
+            clip_counts({name: wide}, types, counts)
+        out[name] = from_float32(wide, types[name])
+    return out
 
 
 @dataclass
 class _JobChain:
-    """One job's chain with what every band needs: working channels, output types, a prepare thread."""
+    """One job's chain with what every band needs: channel groups, output types, a prepare thread."""
 
     ops: list[Op]
-    names: list[str]
-    has_alpha: bool
+    groups: list[Group]  # the channel groups computed (channels.Group), the colour layers' first
     types: dict[str, str]
     backend: Backend
-    half_input: bool  # every working channel is stored as half
+    half_input: bool  # every channel of the first group is stored as half
+    out_format: str = "exr"
+
+    @property
+    def names(self) -> list[str]:
+        """Every channel the chain computes on, in kernel order."""
+        return [name for group in self.groups for name in group.names]
 
     def start_prepare(self) -> Callable[[], None]:
         """Load the kernels on a worker thread (as a single pass does while decoding); returns a waiter."""
-        return start_warm_up(self.backend, self.ops, len(self.names), self.has_alpha, self.half_input)
+        if not self.groups:
+            return start_warm_up(self.backend, [], 0, False, self.half_input)
+        lead = self.groups[0]
+        return start_warm_up(self.backend, lead.ops(self.ops), len(lead.names), lead.has_alpha, self.half_input)
 
     def local_ops(self, rows: AxisSpans, i: int, cols: AxisSpans, j: int) -> list[Op]:
         """The chain for band/tile (i, j): each image op computes that piece's range as the whole-image op
@@ -267,26 +279,33 @@ class _JobChain:
 
     def region(
         self, region: Image, ops: Sequence[Op], row_crop: tuple[int, int], col_crop: tuple[int, int],
-        fresh: bool = False,
+        fresh: bool = False, counts: dict[str, list[int]] | None = None,
     ) -> dict[str, np.ndarray]:
         """Run `ops` on one band or tile; keep rows/cols [start, stop) of its result, in output types.
-        `fresh`: nothing else holds the region's planes, so the backend may compute in them."""
-        out: dict[str, np.ndarray] = {}
-        if self.names:
-            # The single pass's own path (half pixels travel as half when the files are half).
-            result = compute(self.backend, region, self.names, ops, self.has_alpha, self.types, fresh=fresh)
-            for name, plane in zip(self.names, result, strict=True):
-                out[name] = plane[row_crop[0] : row_crop[1], col_crop[0] : col_crop[1]]
+        `fresh`: nothing else holds the region's planes, so the backend may compute in them; `counts`: add what
+        an integer output clips of the kept pixels (execute.clip_counts)."""
+        # The single pass's own path (half pixels travel as half when the files are half).
+        floats: dict[str, np.ndarray] | None = {} if counts is not None else None
+        result = compute_groups(self.backend, region, self.groups, ops, self.types, fresh=fresh, floats=floats)
+        rows, cols = slice(*row_crop), slice(*col_crop)
+        if floats:
+            clip_counts({name: plane[rows, cols] for name, plane in floats.items()}, self.types, counts)
+        out = {name: plane[rows, cols] for name, plane in result.items()}
         rest = {name: p for name, p in region.planes.items() if name not in out}
         out.update(_convert(rest, self.types, region.meta.pixel_types))
         return out
 
 
-def _chain(ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str) -> _JobChain:
-    ops = [op for op in ops if not op.is_identity()]
-    names, has_alpha = working_channels(spec.channels, ops)
-    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format)
-    return _JobChain(ops, names, has_alpha, types, backend, half_only(spec.meta.pixel_types, names))
+def _chain(
+    ops: Sequence[Op], spec: ImageSpec, backend: Backend, out_type: str, out_format: str,
+    layers: LayerRule = DEFAULT_LAYERS,
+) -> _JobChain:
+    ops = live(ops)
+    groups = part_groups(spec, ops, layers)[0]
+    warn_declared(spec, ops)
+    types = output_types(Image(spec.width, spec.height, {}, spec.meta), out_type, out_format, ops)
+    lead = groups[0].names if groups else ()
+    return _JobChain(ops, groups, types, backend, half_only(spec.meta.pixel_types, lead), out_format)
 
 
 def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, AxisSpans]:
@@ -296,7 +315,7 @@ def _spans(ops: Sequence[Op], spec: ImageSpec, plan: Plan) -> tuple[AxisSpans, A
             f"the plan is for a {plan.width}x{plan.height} image but the input is {spec.width}x{spec.height}; "
             "plan again"
         )
-    out_w, out_h = _out_size(ops, spec.width, spec.height)
+    out_w, out_h = chain_size(ops, spec.width, spec.height)
     rows = axis_spans(
         axis_steps(ops, spec.height, 0), spec.height, *segments(out_h, plan.tile_height)
     )
@@ -315,27 +334,31 @@ def _crop(spans: AxisSpans, k: int) -> tuple[int, int]:
 
 
 def run_tiled(
-    chain: _JobChain, image: Image, rows: AxisSpans, cols: AxisSpans, progress: Progress | None = None
+    chain: _JobChain, image: Image, rows: AxisSpans, cols: AxisSpans, progress: RowsDone | None = None
 ) -> Image:
     """Process an in-memory image tile by tile (each tile read with its halo) into a new Image."""
     out_w, out_h = int(cols.out[-1, 1]), int(rows.out[-1, 1])
     planes: dict[str, np.ndarray] = {}
     for name in chain.names:
         planes[name] = np.empty((out_h, out_w), dtype=PIXEL_DTYPES[chain.types[name]])
+    counts: dict[str, list[int]] | None = None if encodes_output(chain.ops) else {}
     rest = {name: p for name, p in image.planes.items() if name not in chain.names}
-    planes.update(_convert(rest, chain.types, image.meta.pixel_types))
+    planes.update(_convert(rest, chain.types, image.meta.pixel_types, counts))
     working = {name: image.planes[name] for name in chain.names}
     for i in range(rows.count):
         (r0, r1), (o0, o1) = rows.read[i], rows.out[i]
         for j in range(cols.count):
             (c0, c1), (p0, p1) = cols.read[j], cols.out[j]
             tile = Image(int(c1 - c0), int(r1 - r0), {n: p[r0:r1, c0:c1] for n, p in working.items()}, image.meta)
-            done = chain.region(tile, chain.local_ops(rows, i, cols, j), _crop(rows, i), _crop(cols, j))
+            done = chain.region(tile, chain.local_ops(rows, i, cols, j), _crop(rows, i), _crop(cols, j),
+                                counts=counts)
             for name in chain.names:
                 planes[name][o0:o1, p0:p1] = done[name]
         if progress is not None:
             progress(int(o1), out_h)
-    return Image(out_w, out_h, planes, output_meta(image.meta, chain.ops, image.width, image.height, chain.types))
+    out = Image(out_w, out_h, planes, output_meta(image.meta, chain.ops, image.width, image.height, chain.types))
+    warn_losses(out, image.meta.pixel_types, counts or {}, chain.ops, chain.out_format)
+    return out
 
 
 def run_streaming(
@@ -344,7 +367,7 @@ def run_streaming(
     sink: RegionSink,
     rows: AxisSpans,
     cols: AxisSpans,
-    progress: Progress | None = None,
+    progress: RowsDone | None = None,
 ) -> dict[str, float]:
     """Stream full-width bands from `source` through the chain into `sink`; returns each stage's busy seconds."""
     spec = source.spec
@@ -400,17 +423,18 @@ def run_in_memory(
     *,
     out_type: str = "same",
     out_format: str = "exr",
-    progress: Progress | None = None,
+    progress: RowsDone | None = None,
+    layers: LayerRule = DEFAULT_LAYERS,
 ) -> Image:
     """Run `plan` on an Image already in memory (bands come from and go to memory): the planner's maths
     without files, for tests and for callers that hold pixels."""
-    spec = ImageSpec(image.width, image.height, image.channels, image.meta)
+    spec = spec_of(image)
     if plan.strategy == "single":
         sink = MemorySink(out_format)
-        execute(ops, MemorySource(image), sink, backend, out_type=out_type)
+        execute(ops, MemorySource(image), sink, backend, out_type=out_type, layers=layers)
         assert sink.image is not None
         return sink.image
-    chain = _chain(ops, spec, backend, out_type, out_format)
+    chain = _chain(ops, spec, backend, out_type, out_format, layers)
     rows, cols = _spans(chain.ops, spec, plan)
     if plan.strategy == "tiled":
         wait = chain.start_prepare()
@@ -418,7 +442,7 @@ def run_in_memory(
         return run_tiled(chain, image, rows, cols, progress)
     collected = MemoryRegionSink()
     run_streaming(chain, MemoryRegionSource(image), collected, rows, cols, progress)
-    out_w, out_h = _out_size(chain.ops, image.width, image.height)
+    out_w, out_h = chain_size(chain.ops, image.width, image.height)
     meta = output_meta(image.meta, chain.ops, image.width, image.height, chain.types)
     return Image(out_w, out_h, collected.planes(), meta)
 
@@ -433,45 +457,51 @@ def execute_planned(
     out_type: str = "same",
     compression: str | None = None,
     in_place: bool = False,
-    progress: Progress | None = None,
+    progress: RowsDone | None = None,
+    selection: Selection = EVERYTHING,
+    quality: int | None = None,
 ) -> Result:
     """Run `ops` from `source_path` to `dest_path` as `plan` says; the same Result as execute.execute().
 
     `progress(done_rows, total_rows)` is called as output rows complete (from a worker thread when
     streaming). The output is written atomically in every strategy and never replaces the input unless
-    `in_place`.
+    `in_place`. `selection`: the part and layers to process (every part, the default layers); `quality`: a
+    JPEG output's (--quality).
     """
     source_path, dest_path = Path(source_path), Path(dest_path)
-    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place)
-    ops = [op for op in ops if not op.is_identity()]
+    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place, quality=quality)
+    ops = live(ops)
     if plan.strategy == "single":
         if progress is not None:
             progress(0, plan.out_height)
-        result = execute(ops, FileSource(source_path), sink, backend, out_type=out_type)
+        source = FileSource(source_path, selection.part)
+        result = execute(ops, source, sink, backend, out_type=out_type, layers=selection.layers)
         if progress is not None:
             progress(result.out_height, result.out_height)
         return result
     if plan.strategy == "tiled":
-        return replace(_execute_tiled(ops, source_path, sink, backend, plan, out_type, progress), strategy="tiled")
+        result = _execute_tiled(ops, source_path, sink, backend, plan, out_type, progress, selection)
+        return replace(result, strategy="tiled")
     if plan.strategy == "streaming":
-        result = _execute_streaming(ops, source_path, sink, backend, plan, out_type, progress)
+        result = _execute_streaming(ops, source_path, sink, backend, plan, out_type, progress, selection.layers)
         return replace(result, strategy="streaming")
     raise UsageError(f"unknown strategy {plan.strategy!r}; use single, tiled or streaming")
 
 
 def _execute_tiled(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
-    progress: Progress | None,
+    progress: RowsDone | None, selection: Selection,
 ) -> Result:
-    from oxi_cli.io import read_spec
-
     t0 = time.perf_counter()
-    spec = read_spec(source_path)
-    chain = _chain(ops, spec, backend, out_type, sink.format)
+    source = FileSource(source_path, selection.part)
+    spec = source.spec()
+    chain = _chain(ops, spec, backend, out_type, sink.format, selection.layers)
     rows, cols = _spans(chain.ops, spec, plan)
-    image = read_while_preparing(
-        FileSource(source_path), backend, chain.ops, len(chain.names), chain.has_alpha, chain.half_input
-    )
+    wait = chain.start_prepare()
+    try:
+        image = source.read()
+    finally:
+        wait()
     t1 = time.perf_counter()
     out = run_tiled(chain, image, rows, cols, progress)
     t2 = time.perf_counter()
@@ -488,49 +518,34 @@ def _execute_tiled(
     )
 
 
-def _band_reader(path: Path) -> Any:
-    """oxi's own chunk-parallel, GIL-free reader where the file's codec allows it, else OpenEXR's."""
-    from oxi_cli.io.exr_chunks import ExrChunkReader, layout_for
-    from oxi_cli.io.exr_stream import ExrRegionReader, header_bytes, region_blocker
-
-    blocker = region_blocker(path)
-    if blocker is not None:
-        raise UsageError(f"--strategy streaming cannot run: {blocker}")
-    reader = ExrRegionReader(path)  # checks the file whole (truncation) and reads its spec
-    layout = layout_for(reader.spec.meta.header, reader.spec.meta.pixel_types)
-    if layout is None:
-        return reader
-    reader.close()
-    return ExrChunkReader(path, layout, header_bytes(path), reader.spec)
-
-
-def _band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name: Path) -> Any:
-    """oxi's own chunk writer where the output codec allows it, else OpenEXR's legacy band writer."""
-    from oxi_cli.io.exr_stream import ExrBandWriter, chunk_writer
-
-    return chunk_writer(tmp, header, types, name) or ExrBandWriter(tmp, header, types, name=name)
-
-
 def _execute_streaming(
     ops: list[Op], source_path: Path, sink: FileSink, backend: Backend, plan: Plan, out_type: str,
-    progress: Progress | None,
+    progress: RowsDone | None, layers: LayerRule,
 ) -> Result:
+    from oxi_cli.io import format_for
     from oxi_cli.io.atomic import atomic_output
-    from oxi_cli.io.exr_stream import band_header
+    from oxi_cli.io.formats import named
 
-    if sink.format != "exr":
-        raise UsageError(f"streaming writes EXR only; {sink.path} is {sink.format.upper()}: use --strategy auto")
+    source, dest = named(format_for(source_path)), named(sink.format)
+    for fmt, side in ((source, "reads"), (dest, "writes")):
+        if not fmt.regions:
+            raise UsageError(f"--strategy streaming {side} files by bands of rows, which {fmt.label} files are "
+                             "not; use --strategy auto")
+    blocker = source.call("region_blocker", source_path)
+    if blocker is not None:
+        raise UsageError(f"--strategy streaming cannot run: {blocker}")
     t0 = time.perf_counter()
-    with _band_reader(source_path) as reader:
+    with source.call("region_reader", source_path) as reader:
         spec = reader.spec
-        chain = _chain(ops, spec, backend, out_type, "exr")
+        chain = _chain(ops, spec, backend, out_type, sink.format, layers)
         rows, cols = _spans(chain.ops, spec, plan)
-        out_w, out_h = _out_size(chain.ops, spec.width, spec.height)
+        out_w, out_h = chain_size(chain.ops, spec.width, spec.height)
         meta = output_meta(spec.meta, chain.ops, spec.width, spec.height, chain.types)
-        header = band_header(meta, out_w, out_h, sink.compression)
+        header = dest.call("band_header", meta, out_w, out_h, sink.compression)
         try:
             with atomic_output(sink.path) as tmp:
-                writer = _band_writer(tmp, header, {n: chain.types[n] for n in spec.channels}, sink.path)
+                types = {n: chain.types[n] for n in spec.channels}
+                writer = dest.call("band_writer", tmp, header, types, sink.path)
                 try:
                     busy = run_streaming(chain, reader, writer, rows, cols, progress)
                     writer.close()

@@ -25,3 +25,11 @@ fn matrix_rgb(v: vec3<f32>, o: u32) -> vec3<f32> {
 fn matrix_rgba(v: vec4<f32>, o: u32) -> vec4<f32> {
     return vec4<f32>(matrix_row(o, 0u, v), matrix_row(o, 1u, v), matrix_row(o, 2u, v), matrix_row(o, 3u, v));
 }
+
+// A diagonal matrix, each channel on its own (OCIO's Scale renderers): in * scale + offset, so an Inf in one
+// channel never meets another channel's zero coefficient. Alpha is 1 unless the chain carries it.
+fn matrix_scale(x: vec4<f32>, o: u32) -> vec4<f32> {
+    let scale = vec4<f32>(params[o], params[o + 5u], params[o + 10u], params[o + 15u]);
+    let offset = vec4<f32>(params[o + 16u], params[o + 17u], params[o + 18u], params[o + 19u]);
+    return unfused_mul4(scale, x) + offset;
+}

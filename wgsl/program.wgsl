@@ -30,6 +30,10 @@ fn unfused_mul3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
     return bitcast<vec3<f32>>(bitcast<vec3<u32>>(a * b) | vec3<u32>(chain.zero));
 }
 
+fn unfused_mul4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return bitcast<vec4<f32>>(bitcast<vec4<u32>>(a * b) | vec4<u32>(chain.zero));
+}
+
 fn table3(i: u32) -> vec3<f32> {
     let s = i / chain.slab;
     let j = i - s * chain.slab;

@@ -135,11 +135,13 @@ def estimate(
     files: int = 1,
     cold: Collection[str] = (),
     compile_s: float | None = None,
+    gpu_open: bool = False,
 ) -> Estimate:
     """CPU vs GPU seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
     default to this host's (load_rates). A batch of `files` alike pays the GPU's start once: each image
-    carries its share. `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins'
-    slowdown, or with `compile_s` (a job that waits for them) that many seconds more."""
+    carries its share; `gpu_open`: this process holds the device already (a warm service worker), nothing.
+    `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown, or with
+    `compile_s` (a job that waits for them) that many seconds more."""
     rates = rates or load_rates()
     cores = cores or os.cpu_count() or 1
     work = chain_work(ops, width, height, channels)
@@ -152,7 +154,7 @@ def estimate(
     down = out_w * out_h * channels * bytes_per_sample
     return Estimate(
         cpu_s=(work.color / rates.cpu_color_flops_per_core + work.image / rates.cpu_flops_per_core) / cores + cold_s,
-        gpu_start_s=rates.gpu_extra_start_s / max(1, files),
+        gpu_start_s=0.0 if gpu_open else rates.gpu_extra_start_s / max(1, files),
         gpu_transfer_s=up / rates.gpu_upload_bps + down / rates.gpu_download_bps,
         gpu_kernel_s=work.color / rates.gpu_color_flops + work.image / rates.gpu_flops,
         rates=rates,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -52,7 +53,7 @@ def get_backend(
     threads: int | None = None,
     *,
     needed: bool = True,
-    job: Job | None = None,
+    job: Workload | None = None,
 ) -> Backend:
     """`auto` (or None): OXI_BACKEND if set, else whichever of the CPU and the best hardware GPU (discrete
     before integrated) would finish `job` sooner by the cost model (backends/cost.py, with this host's measured
@@ -113,7 +114,7 @@ def _choose(
 
 
 @dataclass(frozen=True)
-class Job:
+class Workload:
     """What `auto` weighs: the chain and the first image's size, channels and bytes per sample, and how many
     files alike the process will run (a batch opens the GPU once)."""
 
@@ -134,7 +135,8 @@ class Job:
         cold = cold_modules(self.ops)
         compile_s = expected_seconds(cold) if cold and waits() else None
         return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
-                        rates=load_rates(device, any_kind), files=self.files, cold=cold, compile_s=compile_s)
+                        rates=load_rates(device, any_kind), files=self.files, cold=cold, compile_s=compile_s,
+                        gpu_open=gpu_held(device))
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:
@@ -293,6 +295,36 @@ def auto_choice(device: int | None = None, adapters: list[Any] | None = None) ->
                                    "software adapters")
     return Choice("gpu", best.index, f"{best.kind} GPU {best.name} via {best.api} ranks first; each job goes to "
                                      "it or to the CPU by estimated cost (see --plan)")
+
+
+def gpu_held(device: int | None = None) -> bool:
+    """Whether this process holds a device on adapter `device` (any adapter for None) from an earlier job."""
+    backend = sys.modules.get("oxi_cli.backends.gpu.backend")
+    opened = getattr(backend, "opened_adapters", None)  # None while another thread is still importing it
+    held = opened() if opened is not None else []
+    return bool(held) if device is None else device in held
+
+
+def held_devices() -> list[str]:
+    """Names of the GPU adapters this process holds a device on."""
+    backend = sys.modules.get("oxi_cli.backends.gpu.backend")
+    described = getattr(backend, "opened_names", None)
+    return described() if described is not None else []
+
+
+def hold_gpu() -> None:
+    """For a long-lived process (a service worker): open the GPU `auto` would use, in the background, so the
+    jobs that follow weigh it as started (no device-opening cost) and find it ready. Nothing where there is no
+    hardware GPU, or one is already open."""
+    if gpu_held() or os.environ.get("OXI_BACKEND", "auto").strip().lower() == "cpu":
+        return
+
+    def open_auto() -> None:
+        with contextlib.suppress(Exception):  # a job that asks for the GPU reports any failure itself
+            if _hardware_gpu_possible() and (choice := auto_choice()).kind == "gpu":
+                _gpu(choice.adapter)
+
+    threading.Thread(target=open_auto, name="oxi-hold-gpu", daemon=True).start()
 
 
 def _hardware_gpu_possible() -> bool:

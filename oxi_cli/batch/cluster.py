@@ -23,9 +23,10 @@ except ImportError:  # only --cluster and `oxi worker` get here
     raise UsageError("--cluster needs Dask: pip install 'oxi[cluster]' (dask and distributed)") from None
 
 from oxi_cli.batch.inputs import InputItem
+from oxi_cli.batch.interrupts import raise_in_thread
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.report import FileRecord
-from oxi_cli.batch.runner import Batch, Job, SerializedBackend, _raise_in_thread
+from oxi_cli.batch.runner import Batch, Job, SerializedBackend
 from oxi_cli.batch.schedule import memory_budget
 
 CONNECT_TIMEOUT_S = 3.0  # an unreachable scheduler is reported after this, not after Dask's 30 s default
@@ -412,7 +413,7 @@ def stop_batch(batch: str, how: str) -> None:
         threads = {t.ident: t for t in threading.enumerate()}
         for ident in _RUNNING.get(batch, {}).values():
             if ident in threads:
-                _raise_in_thread(threads[ident])
+                raise_in_thread(threads[ident])
 
 
 def remove_stale_temporaries(output: Path, before: float) -> None:

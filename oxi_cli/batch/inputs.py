@@ -38,9 +38,9 @@ class Inputs:
 
 
 def image_extensions() -> set[str]:
-    from oxi_cli.io.common import EXTENSIONS
+    from oxi_cli.io.formats import by_extension
 
-    return set(EXTENSIONS)
+    return set(by_extension())
 
 
 def natural_key(path: Path) -> list[object]:

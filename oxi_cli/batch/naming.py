@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +80,43 @@ def output_path(target: OutputTarget, item: InputItem) -> Path:
             )
         return target.pattern.path(item.frame)
     return contained(target.path, item.rel_dir / render_name(target.template, item))
+
+
+def refuse_replacing(outputs: Sequence[tuple[InputItem, Path]], overwrite: bool) -> None:
+    """Refuse, before any work, outputs that would replace a file the user did not say may go.
+
+    Its own input is --in-place's to allow (io.atomic.refuse_input_overwrite); another input of the same run
+    never (it may not have been read yet); any other existing file needs --overwrite, as ffmpeg needs -y, so
+    `oxi cdl plate.1001.exr plate.1002.exr` typed for two inputs cannot destroy frame 1002.
+    """
+    inputs = {_identity(item.path): item.path for item, _ in outputs if not item.missing}
+    existing: list[Path] = []
+    for item, out in outputs:
+        held = _identity(out) if not item.missing else None
+        if held is None or held == _identity(item.path):
+            continue
+        if held in inputs:
+            raise UsageError(f"output {out} is also an input of this run ({inputs[held]}); give another output")
+        existing.append(out)
+    if not existing or overwrite:
+        return
+    if len(outputs) == 1:
+        raise UsageError(f"{existing[0]} exists; pass --overwrite to replace it (env OXI_OVERWRITE=1)")
+    more = f" and {len(existing) - 1} more" if len(existing) > 1 else ""
+    raise UsageError(
+        f"{existing[0]}{more} exist{'s' if not more else ''} already; pass --overwrite to replace "
+        f"{'them' if more else 'it'}, or --skip-existing to keep {'them' if more else 'it'} and process the rest"
+    )
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The regular file at `path` (device and inode, links followed), or None: a device, FIFO or folder there is
+    never replaced at all (io/atomic.py refuses it, saying so), so --overwrite would not help."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
 def contained(folder: Path, relative: Path) -> Path:
@@ -155,6 +194,6 @@ def _check_extension(path: Path, what: str) -> None:
 
 
 def _image_extensions() -> set[str]:
-    from oxi_cli.io.common import EXTENSIONS
+    from oxi_cli.io.formats import by_extension
 
-    return set(EXTENSIONS)
+    return set(by_extension())

@@ -1,11 +1,18 @@
-"""Everything a processing command was asked to do besides its operations (one value object, no logic)."""
+"""Everything a processing command was asked to do besides its operations: one value object and its checks."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from oxi_cli.errors import UsageError
+from oxi_cli.errors import BackendUnavailable, UsageError
 from oxi_cli.limits import MAX_JOBS, THREADS_PER_CORE, max_threads
+
+if TYPE_CHECKING:
+    from oxi_cli.channels import Selection
+
+OVERWRITE_ENV = "OXI_OVERWRITE"
 
 
 @dataclass
@@ -24,6 +31,7 @@ class BatchOptions:
     strategy: str | None = None
     plan_only: bool = False
     skip_existing: bool = False
+    overwrite: bool = False  # --overwrite, or env OXI_OVERWRITE=1 (see check())
     continue_on_error: bool = False
     json: bool = False
     quiet: bool = False
@@ -32,7 +40,12 @@ class BatchOptions:
     threads: int | None = None
     out_type: str | None = None
     compression: str | None = None
+    quality: int | None = None  # a JPEG output's, 1-100 (io/raster.py JPEG_QUALITY when not given)
     in_place: bool = False
+    part: str | None = None
+    layers: str | None = None
+    mip_level: int | None = None
+    unpremult: bool | None = None  # None: a recipe's [run] unpremult, else off
     debug: bool = False
 
     def apply_settings(self, settings: dict[str, object]) -> None:
@@ -43,12 +56,58 @@ class BatchOptions:
             if getattr(self, key) is None:
                 setattr(self, key, str(value) if key == "memory_budget" else value)
 
+    def selection(self) -> Selection:
+        """The part, layers and level each file is processed with (channels.Selection)."""
+        from oxi_cli.channels import LayerRule, Selection  # the channels' rules import numpy: not for --help
+
+        return Selection(self.part, LayerRule.parse(self.layers), self.mip_level)
+
     def check(self) -> None:
         """Ranges every source of a value (flag, recipe, default) must respect; one UsageError line each."""
         top = max_threads()
         if self.threads is not None and not 1 <= self.threads <= top:
             raise UsageError(f"--threads must be 1..{top} ({THREADS_PER_CORE} per CPU core), got {self.threads}")
+        if self.quality is not None and not 1 <= self.quality <= 100:
+            raise UsageError(f"--quality must be 1..100 (a JPEG's; default 95), got {self.quality}")
         if self.jobs is not None and not 1 <= self.jobs <= MAX_JOBS:
             raise UsageError(f"--jobs must be 1..{MAX_JOBS}, got {self.jobs}")
+        if self.mip_level not in (None, 0):
+            raise UsageError(f"--mip-level takes 0 (the top level, the only level oxi reads), got {self.mip_level}")
+        self.selection()  # --layers' spelling
         if self.device is not None and self.device < 0:
             raise UsageError(f"--device takes an adapter index from `oxi probe` (0, 1, ...), got {self.device}")
+        if self.overwrite and self.skip_existing:
+            raise UsageError("--overwrite replaces existing outputs and --skip-existing keeps them; give one")
+        # The environment's consent (a farm's task scripts) yields to --skip-existing on the command line.
+        self.overwrite = self.overwrite or (not self.skip_existing and _env_switch(OVERWRITE_ENV))
+
+
+def check_device(opts: BatchOptions, chain: Any) -> None:
+    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
+    copy never opens the device, which is where the index is checked otherwise)."""
+    from oxi_cli.backends.select import resolve_kind
+
+    kind = resolve_kind(opts.backend)
+    if kind == "cpu" and opts.device is not None:
+        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
+        return
+    try:
+        from oxi_cli.backends.gpu.device import list_adapters
+
+        adapters = list_adapters()
+    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
+        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
+    if opts.device is not None and opts.device >= len(adapters):
+        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
+        raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
+    if not adapters:
+        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
+
+
+def _env_switch(name: str) -> bool:
+    """An environment variable read as a switch: unset or empty is off."""
+    from oxi_cli.ops.values import switch
+
+    value = os.environ.get(name, "").strip()
+    return bool(value) and switch(name, value)

@@ -4,7 +4,6 @@ report each file (progress, --json) and the batch (summary, exit status); Ctrl-C
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import queue
@@ -14,16 +13,17 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from oxi_cli.batch.inputs import InputItem, Inputs, expand_inputs
-from oxi_cli.batch.naming import OutputTarget, output_path, resolve_target
-from oxi_cli.batch.options import BatchOptions
+from oxi_cli.batch.inputs import Inputs, expand_inputs
+from oxi_cli.batch.interrupts import interrupts_deferred, raise_in_thread
+from oxi_cli.batch.jobs import Job, RowsDone, check_out_type, plan_jobs, process_file
+from oxi_cli.batch.naming import OutputTarget, resolve_target
+from oxi_cli.batch.options import BatchOptions, check_device
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
-from oxi_cli.batch.schedule import Footprint, Scheduler, memory_budget
+from oxi_cli.batch.schedule import Footprint, Scheduler, admitted, memory_budget
 from oxi_cli.batch.trial import Trial, worth_timing
 from oxi_cli.errors import (
     BackendUnavailable,
@@ -35,43 +35,8 @@ from oxi_cli.errors import (
 )
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
-Progress = Callable[[int, int], None]
-
-
-@dataclass
-class Job:
-    index: int
-    item: InputItem
-    output: Path
-    record: FileRecord
-    nbytes: int = 0
-    ops: list[Any] = field(default_factory=list)
-    footprint: Footprint | None = None
-    plan: Any = None
-    thread: threading.Thread | None = None
-    backend: Any = None  # the raw backend this file runs on (a trial hands out both); None: the batch's
-    slot: int | None = None  # its place in the trial, if any
-
-
-def process_file(job: Job, backend: Any, opts: BatchOptions, progress: Progress) -> Any:
-    """Process one file end to end as its plan says and return the executor's Result.
-
-    `progress` (rows done, rows total) raises KeyboardInterrupt once the batch is cancelled, which lets a
-    streamed file stop between bands.
-    """
-    from oxi_cli.stream import execute_planned
-
-    return execute_planned(
-        job.ops,
-        job.item.path,
-        job.output,
-        backend,
-        job.plan,
-        out_type=opts.out_type or "same",
-        compression=opts.compression,
-        in_place=opts.in_place,
-        progress=progress,
-    )
+__all__ = ["Batch", "Job", "SerializedBackend", "check_out_type", "device_name", "plan_jobs", "process_file",
+           "run_batch", "start_batch"]
 
 
 class SerializedBackend:
@@ -98,43 +63,35 @@ class SerializedBackend:
         return call
 
 
-def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: type[Batch] | None = None) -> int:
+def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Callable[..., Batch] | None = None) -> int:
     """Process every input through `chain`; returns the exit status (0, 1 failed, 130 interrupted). `kind`:
     the Batch subclass that runs the files (batch/cluster.py's runs them on Dask workers)."""
+    return start_batch(args, chain, opts, kind).run()
+
+
+def start_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Callable[..., Batch] | None = None) -> Batch:
+    """The batch of `args` through `chain`: the device checked, inputs found, outputs named and every clash refused,
+    nothing processed yet. The one way in for the command and for Python callers (oxi_cli/api/files.py)."""
+    check_device(opts, chain)
     inputs = expand_inputs(args, frames=opts.frames, recursive=opts.recursive)
     target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
     jobs = plan_jobs(inputs, target, chain, opts)
     budget = memory_budget(opts.memory_budget)
-    return (kind or Batch)(jobs, inputs, target, chain, opts, budget).run()
+    return (kind or Batch)(jobs, inputs, target, chain, opts, budget)
 
 
-def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:
-    """One job per input with its output path; refuses clashes and overwriting inputs before any work."""
-    from oxi_cli.io.common import output_format
-
-    jobs: list[Job] = []
-    claimed: dict[str, Path] = {}
-    for index, item in enumerate(inputs.items):
-        out = output_path(target, item)
-        key = os.path.normcase(os.path.abspath(out))
-        if key in claimed:
-            raise UsageError(
-                f"{claimed[key]} and {item.path} would both be written to {out}; "
-                "use --name with {parent} or {stem}, or a sequence pattern"
-            )
-        claimed[key] = item.path
-        output_format(out, None if item.missing else item.path, opts.in_place)
-        record = FileRecord(item.path, out, frame=item.frame, required=item.required)
-        jobs.append(Job(index, item, out, record))
-    return jobs
-
-
-# What any Vulkan device can hold for one piece of a plan (wgpu's default buffer limit is 256 MiB; every GPU
-# oxi can open has several times more).
 ANY_GPU_HOLDS = 256 << 20
 
 
 class Batch:
+    # The `oxi` command's own ways with its process: SIGINT held back on the main thread while a record is
+    # written, a second Ctrl-C leaving at once, job threads ending of Ctrl-C without a traceback, the settled
+    # status noted for the entry point. A Python caller's Batch (oxi_cli/api/files.py) turns them off: its
+    # process keeps its own handlers, hooks and exit.
+    command = True
+    # How a failure that is oxi's bug, not the user's input, tells where its traceback is.
+    traceback_hint = "rerun with --debug for the traceback"
+
     def __init__(
         self, jobs: list[Job], inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions, budget: int
     ) -> None:
@@ -148,10 +105,6 @@ class Batch:
         if self.scheduler_jobs < 1:
             raise UsageError(f"--jobs must be at least 1, got {self.scheduler_jobs}")
         self.budget = budget
-        # OpenEXR redirects file descriptor 2 and sys.stdout while its calls run (io/exr.py), process-wide:
-        # write through our own handles so progress and JSON from this thread never land in its buffers.
-        self.out: TextIO = sys.stdout
-        self.err: TextIO = _private_stderr()
         self.json_lock = threading.Lock()
         self.done: queue.Queue[int] = queue.Queue()
         self.cancel = threading.Event()
@@ -161,19 +114,35 @@ class Batch:
         self._serialized: dict[int, SerializedBackend] = {}
         self.fallback_lock = threading.Lock()
         self._devices: dict[int, str] = {}  # id(raw backend) -> its device's name
-        mode = "quiet" if opts.quiet else "plain"
-        if not opts.quiet and not opts.json and _isatty(self.err) and _isatty(sys.stdout):
-            mode = "fancy"
-        self.reporter = Reporter(self.err, mode, self.single)
+        self.out, self.err, self.reporter = self._outlets()
         self.report = BatchReport([j.record for j in jobs], self.single)
         self.emitted: set[int] = set()
         self._index_of = {id(j.record): j.index for j in jobs}
+
+    def _outlets(self) -> tuple[TextIO, TextIO, Reporter]:
+        """Where --json records, progress and messages go: stdout and the terminal's stderr."""
+        # OpenEXR redirects file descriptor 2 and sys.stdout while its calls run (io/exr.py), process-wide:
+        # write through our own handles so progress and JSON from this thread never land in its buffers.
+        err = _private_stderr()
+        mode = "quiet" if self.opts.quiet else "plain"
+        if not self.opts.quiet and not self.opts.json and _isatty(err) and _isatty(sys.stdout):
+            mode = "fancy"
+        return sys.stdout, err, Reporter(err, mode, self.single)
+
+    def _interrupts_held(self, drop: bool = False) -> Any:
+        """The command holds a Ctrl-C back while a record is written (_interrupts_deferred); a Python caller's
+        batch installs no signal handler."""
+        return interrupts_deferred(drop) if self.command else contextlib.nullcontext()
+
+    def _note_settled(self, code: int | None) -> None:
+        if self.command:
+            note_settled(code)
 
     # --- the loop --------------------------------------------------------------------------------------
 
     def run(self) -> int:
         t0 = time.perf_counter()
-        note_settled(None)
+        self._note_settled(None)
         pending: deque[Job] = deque()
         for job in self.jobs:
             if job.item.missing:
@@ -199,7 +168,7 @@ class Batch:
             self.reporter.end()
             raise
         # Every file has ended: a Ctrl-C from here on interrupts nothing, so the report still comes out whole.
-        with _interrupts_deferred(drop=True):
+        with self._interrupts_held(drop=True):
             self.reporter.end()
             self._emit_the_rest()
             self.report.seconds = time.perf_counter() - t0
@@ -219,7 +188,7 @@ class Batch:
             # A Ctrl-C that lands once every file has finished (its output committed) interrupted nothing: saying
             # "interrupted, no output left" beside a written file would be wrong.
             self.report.interrupted = any(r.status in ("interrupted", "not_started") for r in self.report.records)
-        note_settled(self.report.return_code())
+        self._note_settled(self.report.return_code())
 
     def _show_plans(self, pending: deque[Job]) -> int:
         """--plan: say what each file would take and why, and process nothing."""
@@ -232,11 +201,9 @@ class Batch:
         if pending:
             self._open_backend()
         console = Console(file=self.out)
-        failed = 0
         for job in pending:
             if not self._prepare(job):
-                failed += 1
-                self.reporter.message(f"oxi: error: {job.item.path}: {job.record.error}")
+                self.reporter.message(f"oxi: error: {job.record.message()}")
                 continue
             plan = job.plan
             estimate = vars(self.raw_backend).get("estimate")  # both backends' seconds, when a job was weighed
@@ -252,7 +219,7 @@ class Batch:
             body = "\n".join([plan.summary(), *why, *(f"note: {n}" for n in plan.notes)])
             title = f"{job.item.path.name} -> {job.output.name}: {plan.strategy} on {self.backend.name}"
             console.print(Panel(body, title=title, title_align="left", expand=False))
-        return 1 if failed else 0
+        return self.report.return_code()  # as the run would end: a single file's own code (2 for bad input)
 
     def _emit_the_rest(self) -> None:
         for job in self.jobs:  # the rest: never reached, or caught between two steps by Ctrl-C
@@ -262,13 +229,14 @@ class Batch:
                 self.emit(job.record)
 
     def _open_backend(self) -> None:
-        from oxi_cli.backends.select import auto_pair, get_backend
+        from oxi_cli.backends.select import auto_pair
         from oxi_cli.io import set_io_threads
 
-        set_io_threads(self.opts.threads)
+        if self.command or self.opts.threads is not None:  # a Python caller's EXR threads change only if it asks
+            set_io_threads(self.opts.threads)
         needed = self.chain.computes_anything()
         job = self._weighed_job() if needed else None
-        self.raw_backend = get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed, job=job)
+        self.raw_backend = self._get_backend(needed, job)
         self.backend = self._serialize(self.raw_backend)
         weighed = vars(self.raw_backend).get("weighed")
         if self.scheduler_jobs == 1 and not self.opts.plan_only and worth_timing(weighed, job and job.files):
@@ -279,6 +247,12 @@ class Batch:
         if self.scheduler_jobs > 1 and self.backend.name == "gpu":
             vram = int(self.backend.limits().usable_memory)
         self.scheduler = Scheduler(self.scheduler_jobs, self.budget, vram)
+
+    def _get_backend(self, needed: bool, job: Any) -> Any:
+        """The backend --backend / --device / --threads ask for, weighing `job` for `auto`."""
+        from oxi_cli.backends.select import get_backend
+
+        return get_backend(self.opts.backend, self.opts.device, self.opts.threads, needed=needed, job=job)
 
     def _serialize(self, raw: Any) -> SerializedBackend:
         return self._serialized.setdefault(id(raw), SerializedBackend(raw))
@@ -292,7 +266,7 @@ class Batch:
 
     def _weighed_job(self) -> Any:
         """The first file's shape and chain, for `auto` to weigh the backends by (files of a batch are alike)."""
-        from oxi_cli.backends.select import Job as Shape
+        from oxi_cli.backends.select import Workload
         from oxi_cli.io import read_spec
         from oxi_cli.io.common import holds_windows
 
@@ -306,7 +280,7 @@ class Batch:
             return None  # reported when the file itself is processed
         half = all(kind == "half" for kind in spec.meta.pixel_types.values())
         files = sum(not j.item.missing for j in self.jobs)
-        return Shape(ops, spec.width, spec.height, len(spec.channels), 2 if half else 4, files)
+        return Workload(ops, spec.width, spec.height, len(spec.channels), 2 if half else 4, files)
 
     def _loop(self, pending: deque[Job], running: dict[int, Job]) -> None:
         stop = False
@@ -393,6 +367,7 @@ class Batch:
                 memory_limit=self.budget,
                 vram_limit=self.opts.vram_limit,
                 out_type=self.opts.out_type or "same",
+                selection=self.opts.selection(),
             )
 
         if all(op.is_identity() for op in job.ops):
@@ -443,21 +418,24 @@ class Batch:
             self.reporter.fraction(job.index, job.nbytes, done, total)
 
         try:
-            result = self._process(job, progress)
+            needs = job.footprint.ram if job.footprint is not None else 0  # a cluster's files: its workers admit
+            with admitted(needs, self.cancel.is_set):  # the service's budget, shared with other jobs
+                result = self._process(job, progress)
             self._fill(job, result)
         except KeyboardInterrupt:
             self._stopped(job, result)
         except OxiError as e:
             self._fail(rec, e, str(e), e.exit_code)
         except MemoryError as e:
-            self._fail(rec, e, "out of memory; try fewer --jobs or a smaller --memory-budget", 1)
+            fewer = "fewer --jobs or " if (self.opts.jobs or 1) > 1 else ""
+            self._fail(rec, e, f"out of memory; try {fewer}a smaller --memory-budget, or free memory", 1)
         except Exception as e:  # a bug or an unexpected library failure: still one line
             from oxi_cli.io.common import one_line
 
             if caused_by_interrupt(e):  # the Ctrl-C landed inside a C extension's import
                 self._stopped(job, result)
             else:
-                self._fail(rec, e, f"{type(e).__name__}: {one_line(e)} (rerun with --debug for the traceback)", 1)
+                self._fail(rec, e, f"{type(e).__name__}: {one_line(e)} ({self.traceback_hint})", 1)
         finally:
             rec.finished = time.time()
             rec.seconds = time.perf_counter() - t0
@@ -465,7 +443,7 @@ class Batch:
             self._trial_finished(job)
             self.done.put(job.index)
 
-    def _process(self, job: Job, progress: Progress) -> Any:
+    def _process(self, job: Job, progress: RowsDone) -> Any:
         """process_file(); after a GPU failure mid-file, `auto` warns, switches to the CPU for the rest of
         the batch and redoes this file there (DeferredBackend.fall_back); `--backend gpu` fails the file."""
         raw = self._raw(job)
@@ -516,16 +494,10 @@ class Batch:
         return self._devices[id(raw)]
 
     def _name_device(self, raw: Any) -> str:
-        if raw.name == "gpu":
-            # A chain with nothing to compute used no device, however far the GPU's background open got.
-            if not self.chain.computes_anything() or not getattr(raw, "ready", True):
-                return "GPU not used (nothing to compute)"
-            adapter = getattr(raw, "adapter", None)
-            if adapter is not None:
-                return f"{adapter.name} ({adapter.api})"
-        import platform
-
-        return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+        # A chain with nothing to compute used no device, however far the GPU's background open got.
+        if raw.name == "gpu" and (not self.chain.computes_anything() or not getattr(raw, "ready", True)):
+            return "GPU not used (nothing to compute)"
+        return device_name(raw)
 
     # --- Ctrl-C ------------------------------------------------------------------------------------------
 
@@ -535,7 +507,7 @@ class Batch:
         self.cancel.set()
         for job in running.values():
             if job.thread is not None and job.thread.is_alive():
-                _raise_in_thread(job.thread)
+                raise_in_thread(job.thread, quiet=self.command)
         deadline = time.monotonic() + CANCEL_WAIT_S
         for job in running.values():
             while job.thread is not None and job.thread.is_alive() and time.monotonic() < deadline:
@@ -543,6 +515,8 @@ class Batch:
                     job.thread.join(0.1)
                 except KeyboardInterrupt:  # a second Ctrl-C: leave now
                     self._sweep(running.values())
+                    if not self.command:  # a Python caller's process is its own to end
+                        raise
                     self.err.write("oxi: interrupted again; leaving now\n")
                     self.err.flush()
                     os._exit(130)
@@ -564,7 +538,7 @@ class Batch:
     def emit(self, rec: FileRecord) -> None:
         """Write a file's --json record, once, whole: a Ctrl-C landing mid-write waits until the line is out
         (else the record counted as written was lost, and scripts saw one file fewer)."""
-        with self.json_lock, _interrupts_deferred():
+        with self.json_lock, self._interrupts_held():
             index = self._index_of[id(rec)]
             if index in self.emitted:
                 return
@@ -583,6 +557,16 @@ class Batch:
             return
         for line in report.summary():
             self.reporter.message(f"oxi: {line}" if not line.startswith("  ") else line)
+
+
+def device_name(raw: Any) -> str:
+    """What a backend computes on, as --json's `device` names it: its GPU adapter, or this host's processor."""
+    adapter = getattr(raw, "adapter", None) if raw.name == "gpu" else None
+    if adapter is not None:
+        return f"{adapter.name} ({adapter.api})"
+    import platform
+
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
 
 
 def _written_since(path: Path, since: float | None) -> bool:
@@ -622,37 +606,3 @@ def _peak_rss() -> int | None:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
-def _raise_in_thread(thread: threading.Thread) -> None:
-    """Interrupt a job thread. The KeyboardInterrupt can land before the job's own handler is set up; the
-    batch reports the interruption itself, so a thread ending of it must print no traceback."""
-    if threading.excepthook is not _quiet_on_interrupt:
-        threading.excepthook = _quiet_on_interrupt
-    if thread.ident is not None:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
-
-
-_default_excepthook = threading.excepthook
-
-
-def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
-    if not issubclass(args.exc_type, KeyboardInterrupt):
-        _default_excepthook(args)
-
-
-@contextlib.contextmanager
-def _interrupts_deferred(drop: bool = False) -> Any:
-    """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt
-    (`drop`: forget it, for work that nothing is left to interrupt)."""
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught and not drop:
-        raise KeyboardInterrupt

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from oxi_cli.errors import UsageError
 
@@ -19,7 +22,7 @@ class Footprint:
 def memory_budget(given: str | None) -> int:
     """Bytes from --memory-budget, else env OXI_MEMORY_BUDGET, else the planner's default (half of the
     memory available now): one budget for the batch and for each file's plan."""
-    from oxi_cli.plan import default_ram_budget, parse_bytes
+    from oxi_cli.memory import default_ram_budget, parse_bytes
 
     if given is not None:
         return parse_bytes(given, "--memory-budget")
@@ -65,3 +68,34 @@ class Scheduler:
 
     def finish(self, fp: Footprint) -> None:
         self.running.remove(fp)
+
+
+class SharedBudget(Protocol):
+    """A memory budget shared with other processes (the service's, across its workers)."""
+
+    def acquire(self, nbytes: int, cancelled: Callable[[], bool]) -> None: ...
+
+    def release(self, nbytes: int) -> None: ...
+
+
+_shared: list[SharedBudget] = []
+
+
+def share_budget(budget: SharedBudget | None) -> None:
+    """Make every file this process runs wait for `budget` too (None: this process's own budget alone)."""
+    _shared[:] = [budget] if budget is not None else []
+
+
+@contextlib.contextmanager
+def admitted(nbytes: int, cancelled: Callable[[], bool]) -> Iterator[None]:
+    """Hold `nbytes` of the shared budget while the block runs (at once where none is shared); raises
+    KeyboardInterrupt if `cancelled` while waiting."""
+    if not _shared:
+        yield
+        return
+    budget = _shared[0]
+    budget.acquire(nbytes, cancelled)
+    try:
+        yield
+    finally:
+        budget.release(nbytes)

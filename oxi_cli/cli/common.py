@@ -17,6 +17,56 @@ from oxi_cli.errors import OxiError
 BATCH = "Inputs, outputs and batches"
 COMPUTE = "Compute and output format"
 MESSAGES = "Messages and reports"
+PARTS = "Parts, views and layers"
+LAYERS_HELP = (
+    "Layers colour ops grade, besides the picture's own R, G, B and every view's (right.R ...): "
+    "layer names, 'all' (every layer with R, G and B), '-NAME' to leave one out; e.g. --layers diffuse,specular "
+    "or --layers=all,-right. Other channels pass through untouched."
+)
+
+def offered(values: Callable[[], Sequence[str]], incomplete: str) -> list[str]:
+    """What shell completion offers: the values starting with what was typed. Completion must never print a
+    traceback into the user's shell, so a config that cannot be read offers nothing."""
+    try:
+        known = list(values())
+    except Exception:
+        return []
+    return [v for v in dict.fromkeys(known) if v.startswith(incomplete)]
+
+
+def _backends() -> Sequence[str]:
+    from oxi_cli.backends.select import KINDS
+
+    return KINDS
+
+
+def _strategies() -> Sequence[str]:
+    from oxi_cli.plan import STRATEGIES
+
+    return STRATEGIES
+
+
+def _out_types() -> Sequence[str]:
+    from oxi_cli.execute import OUT_TYPES
+
+    return OUT_TYPES
+
+
+def _compressions() -> Sequence[str]:
+    from oxi_cli.io.exr import COMPRESSIONS
+    from oxi_cli.io.raster import TIFF_COMPRESSIONS
+
+    return [*COMPRESSIONS, *TIFF_COMPRESSIONS]
+
+
+def _completing(values: Callable[[], Sequence[str]]) -> Callable[[str], list[str]]:
+    """A Typer `autocompletion` offering `values()` (imported only when completing: --help loads no numpy)."""
+
+    def complete(incomplete: str) -> list[str]:
+        return offered(values, incomplete)
+
+    return complete
+
 
 PathsArg = Annotated[
     list[str],
@@ -40,7 +90,10 @@ NameOpt = Annotated[
     str | None,
     typer.Option(
         "--name",
-        help="Output file names in a folder: {stem} {name} {ext} {frame} {base} {parent}, e.g. '{stem}_graded{ext}'.",
+        help="Output file names in a folder, from each input's: {name} plate.1001.exr; {stem} plate.1001 (the frame "
+        "number stays); {ext} .exr; {frame} 1001 ({frame:04d} pads it); {base} plate (the stem without its frame "
+        "number); {parent} the input's folder. '{stem}_graded{ext}' gives plate.1001_graded.exr; for a sequence, "
+        "'{base}_graded.{frame:04d}{ext}' gives plate_graded.1001.exr.",
         rich_help_panel=BATCH,
         show_default=False,
     ),
@@ -68,13 +121,14 @@ JobsOpt = Annotated[
         show_default=False,
     ),
 ]
+# Help texts are rich markup: a literal [ is written \\[ (else `[cluster]` is read as a style and vanishes).
 ClusterOpt = Annotated[
     str | None,
     typer.Option(
         "--cluster",
         envvar="OXI_CLUSTER",
         help="Run the files as tasks on a Dask cluster: tcp://host:8786 (workers from `oxi worker`), or local / "
-        "local:N worker processes here (env OXI_CLUSTER). Needs oxi[cluster].",
+        "local:N worker processes here (env OXI_CLUSTER). Needs oxi\\[cluster].",
         rich_help_panel=BATCH,
         show_default=False,
     ),
@@ -105,6 +159,7 @@ StrategyOpt = Annotated[
     typer.Option(
         "--strategy",
         help="auto (default), single, tiled or streaming; forcing one that cannot fit is an error.",
+        autocompletion=_completing(_strategies),
         rich_help_panel=BATCH,
         show_default=False,
     ),
@@ -120,6 +175,15 @@ PlanOpt = Annotated[
 SkipOpt = Annotated[
     bool,
     typer.Option("--skip-existing", help="Skip inputs whose output exists (resume a batch).", rich_help_panel=BATCH),
+]
+OverwriteOpt = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace outputs that exist already (env OXI_OVERWRITE=1). Without it, or --skip-existing, an existing "
+        "output is refused before any work: a forgotten -o must not destroy a frame.",
+        rich_help_panel=BATCH,
+    ),
 ]
 ContinueOpt = Annotated[
     bool,
@@ -142,6 +206,7 @@ BackendOpt = Annotated[
         help="auto, cpu or gpu (env OXI_BACKEND). auto picks the best device found. The CPU's kernels compile once "
         "per machine, in the background: until then jobs run without waiting, on OpenColorIO and NumPy (`oxi probe "
         "--help`).",
+        autocompletion=_completing(_backends),
         rich_help_panel=COMPUTE,
         show_default=False,
     ),
@@ -161,7 +226,9 @@ OutTypeOpt = Annotated[
     str | None,
     typer.Option(
         "--out-type",
-        help="Output pixel type: same (default), half, float, uint8 or uint16.",
+        help="Output pixel type: same (default: the input's, or the nearest the format holds; 8-bit for a review "
+        "frame, a display-referred PNG or JPEG), half, float, uint8 or uint16.",
+        autocompletion=_completing(_out_types),
         rich_help_panel=COMPUTE,
         show_default=False,
     ),
@@ -170,13 +237,63 @@ CompressionOpt = Annotated[
     str | None,
     typer.Option(
         "--compression",
-        help="EXR codec (zip, piz, dwaa, none...); default: the input's.",
+        help="EXR codec (zip, piz, dwaa, dwab, none...), a DWA level as oiiotool writes it (dwab:45; OpenEXR's "
+        "default 45, higher is smaller and lossier), or a TIFF codec (deflate, lzw, none...); default: the input's.",
+        autocompletion=_completing(_compressions),
+        rich_help_panel=COMPUTE,
+        show_default=False,
+    ),
+]
+QualityOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--quality",
+        help="JPEG quality, 1-100 (default 95).",
         rich_help_panel=COMPUTE,
         show_default=False,
     ),
 ]
 InPlaceOpt = Annotated[
     bool, typer.Option("--in-place", help="Allow an output to replace its input.", rich_help_panel=COMPUTE)
+]
+PartOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--part",
+        help="Process one part of a multi-part EXR (its name or 0-based index, as `oxi info` lists them) and write "
+        "it alone, as oiiotool's --subimage. Default: every part.",
+        rich_help_panel=PARTS,
+        show_default=False,
+    ),
+]
+LayersOpt = Annotated[
+    str | None,
+    typer.Option("--layers", help=LAYERS_HELP, rich_help_panel=PARTS, show_default=False),
+]
+MipLevelOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--mip-level",
+        help="0: process a mip- or rip-mapped texture's top level alone into a one-level file (without it such "
+        "files are refused: the smaller levels would be lost).",
+        rich_help_panel=PARTS,
+        show_default=False,
+    ),
+]
+UnpremultOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--unpremult/--no-unpremult",
+        help="Grade premultiplied pixels (CG renders) unpremultiplied: R, G, B divided by alpha before each run of "
+        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha, and pixels whose alpha "
+        "is 0, left as they are), as oiiotool's unpremult=1 and Nuke's (un)premult. Default off: the stored values "
+        "are graded, as OCIO, oiiotool and Nuke's OCIO nodes do; a recipe's \\[run] unpremult = true turns it on. "
+        "Use it on CG renders with alpha for grades with offsets, powers, LUTs or saturation (a pure slope or "
+        "matrix gives the same either way). Resize and blur need none. "
+        "E.g. oxi cdl cg.exr out.exr --slope 1.2,1,0.8 --offset 0.02 --unpremult",
+        rich_help_panel=PARTS,
+        show_default=False,
+    ),
 ]
 DebugOpt = Annotated[
     bool, typer.Option("--debug", help="Show Python tracebacks on errors.", rich_help_panel=MESSAGES)
@@ -195,6 +312,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "strategy": StrategyOpt,
     "plan_only": PlanOpt,
     "skip_existing": SkipOpt,
+    "overwrite": OverwriteOpt,
     "continue_on_error": ContinueOpt,
     "json": JsonOpt,
     "quiet": QuietOpt,
@@ -203,7 +321,12 @@ JOB_OPTIONS: dict[str, Any] = {
     "threads": ThreadsOpt,
     "out_type": OutTypeOpt,
     "compression": CompressionOpt,
+    "quality": QualityOpt,
     "in_place": InPlaceOpt,
+    "part": PartOpt,
+    "layers": LayersOpt,
+    "mip_level": MipLevelOpt,
+    "unpremult": UnpremultOpt,
     "debug": DebugOpt,
 }
 
@@ -324,7 +447,6 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
         opts.check()
         chain = build()
         inputs = split_in_out(paths, opts)
-        check_device(opts, chain)
         from oxi_cli.batch.runner import run_batch
 
         kind = None
@@ -335,27 +457,3 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
         from oxi_cli.cli.failures import finished
 
         raise finished(code)
-
-
-def check_device(opts: BatchOptions, chain: Any) -> None:
-    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
-    copy never opens the device, which is where the index is checked otherwise)."""
-    from oxi_cli.backends.select import resolve_kind
-    from oxi_cli.errors import BackendUnavailable, UsageError
-
-    kind = resolve_kind(opts.backend)
-    if kind == "cpu" and opts.device is not None:
-        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
-    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
-        return
-    try:
-        from oxi_cli.backends.gpu.device import list_adapters
-
-        adapters = list_adapters()
-    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
-        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
-    if opts.device is not None and opts.device >= len(adapters):
-        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
-        raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
-    if not adapters:
-        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")

@@ -56,7 +56,10 @@ def info(
         try:
             doc: dict[str, Any] = describe(item.path)
             if stats:
-                doc["stats"] = channel_stats(item.path)
+                per_part = channel_stats(item.path)
+                doc["stats"] = per_part[0]
+                for part, part_stats in zip(doc.get("parts", []), per_part, strict=False):
+                    part["stats"] = part_stats
             doc["error"] = None
         except Exception as e:  # one file's failure is reported; the others are still shown
             if debug:
@@ -102,20 +105,30 @@ def _message(doc: dict[str, Any]) -> str:
 
 
 def _print(console: Any, doc: dict[str, Any]) -> None:
+    parts = doc.get("parts") or [doc]
+    kind = doc["format"].upper()
+    if len(parts) > 1:
+        kind += f", {len(parts)} parts"
+    console.print(f"[bold]{doc['path']}[/]  [dim]{kind}, {_bytes(doc['file_bytes'])}[/]")
+    for part in parts:
+        if len(parts) > 1:
+            view = f" (view {part['view']})" if part.get("view") else ""
+            console.print(f"[bold]part {part['index']}[/] {part.get('name') or ''}{view}")
+        _print_part(console, part)
+    console.print()
+
+
+def _print_part(console: Any, doc: dict[str, Any]) -> None:
     from rich.table import Table
 
-    size = _bytes(doc["file_bytes"])
-    kind = doc["format"].upper()
+    kind = ""
     if doc.get("storage") == "tiled":
         t = doc["tiles"]
-        kind += f", tiled {t['width']}x{t['height']} ({t['levels']})"
+        kind = f"tiled {t['width']}x{t['height']} ({t['levels']}), "
     elif doc.get("storage"):
-        kind += ", scanline"
-    if doc.get("parts", 1) > 1:
-        kind += f", {doc['parts']} parts (first shown)"
-    console.print(f"[bold]{doc['path']}[/]")
+        kind = "scanline, "
     rows = [
-        ("format", f"{kind}, {doc['compression'] or 'default'} compression, {size}"),
+        ("storage", f"{kind}{doc['compression'] or 'default'} compression"),
         ("size", f"{doc['width']} x {doc['height']}"
          + (f", pixel aspect {doc['pixel_aspect']}" if doc.get("pixel_aspect", 1.0) != 1.0 else "")),
     ]
@@ -141,7 +154,6 @@ def _print(console: Any, doc: dict[str, Any]) -> None:
             table.add_row(name, _num(s["min"]), _num(s["max"]), _num(s["mean"]), str(s["nan"]), str(s["pos_inf"]),
                           str(s["neg_inf"]))
         console.print(table)
-    console.print()
 
 
 def _value(v: Any) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from oxi_cli import __version__
-from oxi_cli.cli import info, run, worker
+from oxi_cli.cli import info, run, server, worker
 from oxi_cli.cli.steps import step_command
 from oxi_cli.recipe import STEPS
 
@@ -68,6 +69,7 @@ app.command(
 )(run.run)
 app.command(cls=OxiCommand, epilog=info.INFO_EPILOG)(info.info)
 app.command(cls=OxiCommand, epilog=worker.WORKER_EPILOG)(worker.worker)
+app.command(cls=OxiCommand, epilog=server.SERVER_EPILOG)(server.server)
 
 
 PROBE_EPILOG = """\b
@@ -113,7 +115,14 @@ PROCESSING_COMMANDS = (*STEPS, "run")
 
 
 def run_app() -> None:
-    """Console-script entry point: one line and an exit code for every way a command can end."""
+    """Console-script entry point in this process: one line and an exit code for every way a command can end."""
+    _exit_now(run_command())
+
+
+def run_command(prog_name: str | None = None) -> int:
+    """Run the command sys.argv holds and return its exit status: the `oxi` command's whole job, shared by this
+    process's entry point and the service's workers (service/worker.py), which run it for a client and name the
+    program as the client's process would (`prog_name`; None: Click's guess from this process)."""
     import os
     import signal
     import sys
@@ -130,10 +139,10 @@ def run_app() -> None:
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch
     # can abandon its files and leave no partial output.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    _exit_now(_invoke())
+    return _invoke(prog_name)
 
 
-def _invoke() -> int:
+def _invoke(prog_name: str | None = None) -> int:
     """Run the app; map whatever escapes it (Click's usage errors included) to one line and an exit code."""
     import errno
     import sys
@@ -156,7 +165,7 @@ def _invoke() -> int:
     ended_by_a_command()  # forget an earlier command's (tests run several in one process)
     note_settled(None)
     try:
-        result = app(standalone_mode=False)
+        result = click_command()(standalone_mode=False, prog_name=prog_name)
         code = result if isinstance(result, int) else 0
         if not ended_by_a_command() and code == EXIT_INTERRUPTED:  # Typer's own, silent answer to a Ctrl-C
             if (settled := status_if_nothing_interrupted()) is not None:
@@ -181,6 +190,22 @@ def _invoke() -> int:
             return settled
         print_error(message_for(e))
         return exit_code_for(e)
+
+
+def click_command() -> Any:
+    """The Click command Typer builds from `app`: 25-70 ms of work, done once per process (a service worker
+    reuses it for every job; a worker forked after the service preloaded it starts with it). Called as Typer's
+    own `app()` calls it: its exception hook (plain tracebacks: pretty exceptions are off), then the command."""
+    import typer.main
+
+    if sys.excepthook is not typer.main.except_hook:
+        sys.excepthook = typer.main.except_hook
+    if not _COMMAND:
+        _COMMAND.append(typer.main.get_command(app))
+    return _COMMAND[0]
+
+
+_COMMAND: list[Any] = []
 
 
 def closed_stdout() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -51,6 +52,8 @@ Examples:
   oxi run shots/*.exr -o dailies/ --cdl:style=asc grade.cc --lut3d show.cube --resize:filter=box 50% -j 2
   oxi run --recipe dailies.toml 'plate.####.exr' -o 'out/plate.####.exr' --frames 1001-1100 --json
   oxi run renders/ -o half/ --recursive --out-type half --compression dwaa       # re-encode only
+  oxi run cg.exr out.exr --cdl look.cc --resize 50% --lut3d show.cube --unpremult
+      (a premultiplied render: each colour run graded unpremultiplied, the resize on premultiplied pixels)
 """
 
 
@@ -64,13 +67,14 @@ def run(
     opts: BatchOptions,
 ) -> None:
     with reporting(opts.debug):
-        paths, specs, settings = split_run_args(list(ctx.args))
+        own = [name for param in ctx.command.params for name in param.opts if name.startswith("--")]
+        paths, specs, settings = split_run_args(list(ctx.args), own)
         opts.apply_settings(settings)
 
     def build() -> Any:
         from oxi_cli.recipe import compile_chain
 
-        return compile_chain(specs, force=force)
+        return compile_chain(specs, force=force, unpremult=bool(opts.unpremult))
 
     run_command(paths, opts, build)
 
@@ -78,14 +82,15 @@ def run(
 run.__doc__ = RUN_HELP
 
 
-def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, Any]]:
+def split_run_args(tokens: list[str], options: Sequence[str] = ()) -> tuple[list[str], list[Any], dict[str, Any]]:
     """Inputs, op specs in order (recipes expanded in place) and the recipes' settings (later ones win).
 
     Flag forms: `--op VALUE`, `--op=VALUE`, `--op:key=v:key2=v2 VALUE`. The token after a flag is always
-    its value, even when it starts with '-' (a matrix of negative numbers).
+    its value, even when it starts with '-' (a matrix of negative numbers). `options` are the command's own
+    (--json...), for the "did you mean" of an unknown flag.
     """
     from oxi_cli.errors import UsageError
-    from oxi_cli.ops.values import pairs
+    from oxi_cli.ops.values import did_you_mean, pairs
     from oxi_cli.recipe import OpSpec, load_recipe
 
     paths: list[str] = []
@@ -110,7 +115,8 @@ def split_run_args(tokens: list[str]) -> tuple[list[str], list[Any], dict[str, A
                 raise UsageError(f"{CONFIG_FLAG} needs a config file or ocio:// URI")
             continue
         if flag != RECIPE_FLAG and flag not in OP_FLAGS:
-            raise UsageError(f"unknown option {flag}; see `oxi run --help` for the operations")
+            hint = did_you_mean(flag, [*OP_FLAGS, CONFIG_FLAG, RECIPE_FLAG, *options])
+            raise UsageError(f"unknown option {flag}{hint} (see `oxi run --help` for the operations)")
         assert m is not None
         modifiers, inline = m.group(2), m.group(3)
         if inline is None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from oxi_cli.batch.options import BatchOptions
-from oxi_cli.cli.common import PathsArg, job_command, reporting, run_command
+from oxi_cli.cli.common import PathsArg, job_command, offered, reporting, run_command
 from oxi_cli.ops.step import FLAG, Param, Step
 
 OptionalPaths = Annotated[
@@ -19,11 +19,25 @@ OptionalPaths = Annotated[
 ]
 
 
-def _option(param: Param) -> Any:
+def _option(param: Param, keys: dict[str, str]) -> Any:
     if param.kind == FLAG:
         return Annotated[bool, typer.Option(param.flag, help=param.help)]
-    option = typer.Option(param.flag, help=param.help, show_default=param.default is not None, metavar=param.metavar)
+    option = typer.Option(param.flag, help=param.help, show_default=param.default is not None, metavar=param.metavar,
+                          autocompletion=_completion(param, keys))
     return Annotated[str | None, option]
+
+
+def _completion(param: Param, keys: dict[str, str]) -> Callable[..., list[str]] | None:
+    """Shell completion of `param`'s values, from the step's values typed before it (`--config`, `--display`)."""
+    values = param.complete
+    if values is None:
+        return None
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        given = {keys[k]: v for k, v in ctx.params.items() if k in keys and v is not None and v is not False}
+        return offered(lambda: values(given), incomplete)
+
+    return complete
 
 
 def _default(param: Param) -> Any:
@@ -44,7 +58,7 @@ def step_command(step: Step) -> Callable[..., None]:
         def build() -> Any:
             from oxi_cli.recipe import command_chain
 
-            return command_chain(step, {keys[k]: v for k, v in values.items()})
+            return command_chain(step, {keys[k]: v for k, v in values.items()}, unpremult=bool(opts.unpremult))
 
         run_command(paths or [], opts, build)
 
@@ -52,7 +66,7 @@ def step_command(step: Step) -> Callable[..., None]:
     signature = [inspect.Parameter("paths", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                    annotation=OptionalPaths if step.listing else PathsArg,
                                    default=None if step.listing else inspect.Parameter.empty)]
-    signature += [inspect.Parameter(key, kw, annotation=_option(p), default=_default(p))
+    signature += [inspect.Parameter(key, kw, annotation=_option(p, keys), default=_default(p))
                   for key, p in zip(keys, params, strict=True)]
     if step.listing is not None:
         listing = Annotated[bool, typer.Option("--list", help=step.listing_help + " With --json: one JSON document.")]

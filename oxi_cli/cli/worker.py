@@ -54,7 +54,7 @@ def worker_command(
     import importlib.util
 
     from oxi_cli.errors import UsageError
-    from oxi_cli.plan import parse_bytes
+    from oxi_cli.memory import parse_bytes
 
     if importlib.util.find_spec("distributed") is None:
         raise UsageError("oxi worker needs Dask: pip install 'oxi[cluster]' (dask and distributed)")

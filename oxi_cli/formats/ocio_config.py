@@ -5,13 +5,19 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from oxi_cli.colour_tags import ColourTag
 from oxi_cli.errors import InputError, UsageError
 
 DEFAULT_CONFIG = "ocio://default"
+# A Color Interop ID among a space's aliases (configs before OCIO 2.5 have no interop_id): [namespace:]a_b_scene.
+_INTEROP_ALIAS = re.compile(r"^(?:[a-z0-9]+:)?[a-z0-9]+_[a-z0-9]+_(?:scene|display)$")
+# What a view's colour space is when it is the display's own (OCIO's shared views).
+_USE_DISPLAY_NAME = "<USE_DISPLAY_NAME>"
 
 
 def ocio() -> Any:
@@ -26,10 +32,21 @@ def config_source(spec: str | None) -> str:
     return spec or os.environ.get("OCIO") or DEFAULT_CONFIG
 
 
-@functools.lru_cache(maxsize=8)
 def open_config(spec: str | None = None) -> Any:
-    """The config a path or `ocio://` URI names; a missing or broken one is one line, exit 2."""
+    """The config a path or `ocio://` URI names (else $OCIO, else the default); a missing or broken one is one
+    line, exit 2. Cached by what names it, and a file by its size and time too: a long-lived process (the
+    service) opens a changed $OCIO or an edited config afresh."""
     source = config_source(spec)
+    try:
+        info = os.stat(source)
+        stamp: tuple[int, int] | None = (info.st_size, info.st_mtime_ns)
+    except OSError:  # an ocio:// URI, or a path the loader reports on
+        stamp = None
+    return _open_config(source, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _open_config(source: str, stamp: tuple[int, int] | None) -> Any:
     OCIO = ocio()
     try:
         return OCIO.Config.CreateFromFile(source)
@@ -140,6 +157,43 @@ def processor(conversion: Conversion) -> Any:
         raise
     except Exception as e:
         raise InputError(f"OCIO cannot build {conversion.describe()}: {_one_line(e)}") from None
+
+
+def conversion_spaces(conversion: Conversion) -> tuple[ColourTag | None, ColourTag | None]:
+    """The colour spaces a conversion goes from and to, as tags for its ops (ColorOp.input_space/output_space):
+    a display/view renders into the view's display colour space; its inverse goes from there to the source."""
+    config = open_config(conversion.config)
+    source = resolve_space(config, conversion.source)
+    if conversion.target is not None:
+        return colour_tag(config, source), colour_tag(config, resolve_space(config, conversion.target))
+    if conversion.display is None or conversion.view is None:
+        return colour_tag(config, source), None
+    display = resolve_display(config, conversion.display)
+    view = resolve_view(config, display, conversion.view)
+    rendered = config.getDisplayViewColorSpaceName(display, view)
+    rendered = display if rendered == _USE_DISPLAY_NAME else rendered
+    ends = (colour_tag(config, source), colour_tag(config, rendered))
+    return ends[::-1] if conversion.inverse else ends
+
+
+def colour_tag(config: Any, name: str) -> ColourTag | None:
+    """A config's colour space as an output's tag: its name, interop ID (the space's own, else an alias written
+    as one), every spelling the config resolves to it, and whether it is display-referred."""
+    OCIO = ocio()
+    cs = config.getColorSpace(name)
+    if cs is None:
+        return None
+    aliases = list(cs.getAliases())
+    own = cs.getInteropID() if hasattr(cs, "getInteropID") else ""
+    interop = own or next((a for a in aliases if _INTEROP_ALIAS.match(a)), None)
+    roles = [role for role, space in config.getRoles() if _name(config.getColorSpace(space)) == cs.getName()]
+    spellings = frozenset(s.lower() for s in (cs.getName(), *aliases, *roles, *([interop] if interop else [])))
+    display = cs.getReferenceSpaceType() == OCIO.REFERENCE_SPACE_DISPLAY
+    return ColourTag(cs.getName(), interop, spellings, display)
+
+
+def _name(cs: Any) -> str | None:
+    return None if cs is None else cs.getName()
 
 
 def _viewing(config: Any, pipeline: Any, direction: Any) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from oxi_cli.errors import FormatError
+from oxi_cli.errors import FormatError, ProcessingError
 from oxi_cli.formats.ocio_config import ocio
 from oxi_cli.ops import (
     Aces2Output,
@@ -69,20 +69,57 @@ def fallback_note(ops: list[ColorOp], what: str) -> str | None:
 def _fallback(transforms: list[Any]) -> OcioCpu:
     OCIO = ocio()
     group = OCIO.GroupTransform()
+    luts = []
     for t in transforms:
+        if type(t).__name__ in _LUT_TAGS.values():
+            # The entries go out as decimal float32 values (below): no rescaling to an integer depth, no half bits.
+            t.setFileOutputBitDepth(OCIO.BIT_DEPTH_F32)
+            if hasattr(t, "setOutputRawHalfs"):
+                t.setOutputRawHalfs(False)
+            luts.append(t)
         group.appendTransform(t)
     ctf = group.write("Color Transform Format", OCIO.Config.CreateRaw())
-    return OcioCpu(ctf, tuple(_label(t) for t in transforms))
+    return OcioCpu(_exact_tables(ctf, luts), tuple(_label(t) for t in transforms))
+
+
+# The CTF elements of LUT transforms, by tag.
+_LUT_TAGS = {"LUT1D": "Lut1DTransform", "InverseLUT1D": "Lut1DTransform", "LUT3D": "Lut3DTransform",
+             "InverseLUT3D": "Lut3DTransform"}
+
+
+def _exact_tables(ctf: str, luts: list[Any]) -> str:
+    """The CTF document with each LUT's entries written so they read back as the same float32 values. OCIO's
+    writer prints 8 significant digits at 32f (5 at 16f, 6 at integer depths): a half-domain inverse LUT read
+    back from its own text was 1.4e-2 off OCIO at 6e4, where the inverse magnifies the entries' rounding."""
+    import xml.etree.ElementTree as ET
+
+    def local(tag: str) -> str:
+        return tag.rsplit("}", 1)[-1]
+
+    root = ET.fromstring(ctf)
+    arrays = [a for e in root if local(e.tag) in _LUT_TAGS for a in e if local(a.tag) == "Array"]
+    if len(arrays) != len(luts):
+        raise ProcessingError(f"OCIO's CTF writer gave {len(arrays)} LUT arrays for {len(luts)} LUTs")
+    for array, lut in zip(arrays, luts, strict=True):
+        columns = int(array.get("dim", "0").split()[-1])
+        values = np.asarray(lut.getData(), np.float32).reshape(-1, 3)[:, :columns]
+        # 9 significant digits give back every float32; one % over all of them (a 65^3 table: 0.5 s).
+        array.text = "\n" + (" ".join(["%.9g"] * columns) + "\n") * len(values) % tuple(values.ravel().tolist())
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
 
 
 def _label(transform: Any) -> str:
+    """What the warning line calls a transform OCIO's CPU runs: the kind, its style or hue adjust, its direction."""
     name = type(transform).__name__.removesuffix("Transform")
     style = getattr(transform, "getStyle", None)
     if name == "FixedFunction" and style is not None:
-        return f"FixedFunction {str(style()).rsplit('.', 1)[-1].removeprefix('FIXED_FUNCTION_')}"
-    if name == "Lut1D" and _inverse(transform):
-        return "inverse Lut1D"
-    return name
+        name = f"FixedFunction {str(style()).rsplit('.', 1)[-1].removeprefix('FIXED_FUNCTION_')}"
+    if name == "Lut1D" and transform.getHueAdjust() != ocio().HUE_NONE:
+        name = "Lut1D with hue adjust"
+    if name == "ExposureContrast" and _dynamic(transform):
+        name = "dynamic ExposureContrast"
+    getter = getattr(transform, "getDirection", None)
+    return f"inverse {name}" if getter is not None and _inverse(transform) else name
 
 
 def _translate(transform: Any) -> list[ColorOp] | None:
@@ -107,9 +144,8 @@ def _lut1d(t: Any) -> list[ColorOp] | None:
     OCIO = ocio()
     if _inverse(t) or t.getHueAdjust() != OCIO.HUE_NONE:
         return None
+    # getData() gives the values, whatever the file stored: raw half bits (rawHalfs="true") come back decoded.
     table = np.asarray(t.getData(), np.float32).reshape(-1, 3)
-    if t.getOutputRawHalfs():
-        table = table.astype(np.uint16).view(np.float16).astype(np.float32)
     # As OCIO's renderer loads a table (SanitizeFloat): +-Inf entries become +-FLT_MAX, NaN 0.
     top = float(np.finfo(np.float32).max)
     table = np.nan_to_num(table, nan=0.0, posinf=top, neginf=-top)
@@ -192,10 +228,14 @@ def _exposure_contrast(t: Any) -> list[ColorOp] | None:
     OCIO = ocio()
     styles = {OCIO.EXPOSURE_CONTRAST_LINEAR: "linear", OCIO.EXPOSURE_CONTRAST_VIDEO: "video",
               OCIO.EXPOSURE_CONTRAST_LOGARITHMIC: "log"}
-    if t.isExposureDynamic() or t.isContrastDynamic() or t.isGammaDynamic():
+    if _dynamic(t):
         return None  # dynamic properties change after the processor is built: OCIO keeps them
     return [ExposureContrast(t.getExposure(), t.getContrast(), t.getGamma(), t.getPivot(), styles[t.getStyle()],
                              t.getLogExposureStep(), t.getLogMidGray(), _inverse(t))]
+
+
+def _dynamic(t: Any) -> bool:
+    return bool(t.isExposureDynamic() or t.isContrastDynamic() or t.isGammaDynamic())
 
 
 def _fixed_function(t: Any) -> list[ColorOp] | None:

@@ -5,26 +5,15 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from oxi_cli.errors import InputError, ProcessingError, UsageError, is_machine_failure
 from oxi_cli.image import PIXEL_DTYPES, ImageMeta, from_float32, to_float32
+from oxi_cli.io import formats
 
-# Extension -> format name (ImageMeta.format); one name per format, several spellings per extension.
-EXTENSIONS: dict[str, str] = {
-    ".exr": "exr",
-    ".png": "png",
-    ".tif": "tiff",
-    ".tiff": "tiff",
-    ".jpg": "jpeg",
-    ".jpeg": "jpeg",
-}
-KNOWN_EXTENSIONS = ".exr, .png, .tif/.tiff, .jpg/.jpeg"
-# Formats whose files keep data and display windows (the rest store the pixels alone).
-WINDOW_FORMATS = ("exr",)
 # Decoded sizes any image file may claim: too small to matter, so a codec ratio never refuses a tiny image.
 FREE_DECODED_BYTES = 16 << 20
 _TYPE_OF_DTYPE = {dtype: name for name, dtype in PIXEL_DTYPES.items()}
@@ -38,16 +27,21 @@ class ImageSpec:
     height: int
     channels: list[str]
     meta: ImageMeta
+    parts: list[ImageSpec] = field(default_factory=list)  # the file's other parts, as Image.parts
+
+    def all_parts(self) -> list[ImageSpec]:
+        """This part and the file's others, in file order."""
+        return [self, *self.parts]
 
 
 def format_for(path: str | Path) -> str:
-    """The format name ('exr', 'png', 'tiff', 'jpeg') that the file name's extension selects."""
+    """The name of the format (io/formats.py) that the file name's extension selects."""
     suffix = Path(path).suffix.lower()
-    try:
-        return EXTENSIONS[suffix]
-    except KeyError:
+    found = formats.by_extension().get(suffix)
+    if found is None:
         what = f"extension '{suffix}'" if suffix else "no extension"
-        raise InputError(f"{path}: {what} is not an image format oxi knows; use {KNOWN_EXTENSIONS}") from None
+        raise InputError(f"{path}: {what} is not an image format oxi knows; use {formats.known_extensions()}")
+    return found.name
 
 
 def output_format(path: Path, input_path: Path | None = None, in_place: bool = False) -> str:
@@ -65,9 +59,10 @@ def output_format(path: Path, input_path: Path | None = None, in_place: bool = F
 
 
 def holds_windows(path: str | Path) -> bool:
-    """Whether the output format keeps a data window apart from the display window (EXR does; PNG, TIFF and
-    JPEG store the pixels alone). A wrong extension answers True: the writer refuses it later, in one line."""
-    return EXTENSIONS.get(Path(path).suffix.lower(), "exr") in WINDOW_FORMATS
+    """Whether the output format keeps a data window apart from the display window. A wrong extension answers
+    True: the writer refuses it later, in one line."""
+    found = formats.by_extension().get(Path(path).suffix.lower())
+    return found is None or found.keeps_windows
 
 
 def one_line(error: BaseException | str) -> str:

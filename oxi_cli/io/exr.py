@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 import OpenEXR
 
+from oxi_cli.colour_tags import COLOUR_KEYS, ColourTag
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import Image, ImageMeta
 from oxi_cli.io import exr_chunks
@@ -41,13 +43,12 @@ COMPRESSIONS: dict[str, Any] = {
 ALIASES = {"htj2k": "htj2k256", "no": "none", "deflate": "zip"}
 _NAME_OF = {code: name for name, code in COMPRESSIONS.items()}
 DEFAULT_COMPRESSION = "zip"
+DWA_CODECS = ("dwaa", "dwab")
+DWA_LEVEL = "dwaCompressionLevel"  # the header attribute OpenEXR reads a DWA level from
 EXR_TYPES = ("half", "float", "uint32")
 _MULTIPART_FLAG = 0x1000  # bit 12 of the version field
-# Parts after the first ride along in ImageMeta.header under this key, as a list of
-# {"name", "header", "planes"} dicts; the writer puts them back untouched. Never an EXR attribute.
-EXTRA_PARTS_KEY = "oxi:extraParts"
 # Header entries that describe the pixels rather than the picture: rebuilt from the planes on write.
-_DERIVED = ("channels", "chunkCount", EXTRA_PARTS_KEY)
+_DERIVED = ("channels", "chunkCount")
 
 
 def set_threads(n: int) -> None:
@@ -60,14 +61,29 @@ def set_threads(n: int) -> None:
 set_threads(os.cpu_count() or 1)
 
 
-def compression_code(name: str) -> OpenEXR.Compression:
-    """The codec for a user-given name (case-insensitive); UsageError listing the valid names."""
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
+def parse_compression(text: str) -> tuple[str, float | None]:
+    """A user's --compression as oiiotool spells it: the codec's name, and the DWA level after a colon
+    (dwab:45 -> ("dwab", 45.0); OpenEXR's dwaCompressionLevel, default 45: higher is smaller and lossier)."""
+    name, colon, level = text.strip().lower().partition(":")
+    key = ALIASES.get(name, name)
+    if key not in COMPRESSIONS:
+        raise UsageError(f"unknown EXR compression {text!r}; use one of {', '.join(COMPRESSIONS)}")
+    if not colon:
+        return key, None
+    if key in ("zip", "zips"):
+        raise UsageError(f"{key} takes no level ({text!r}): OpenEXR's Python writer ignores zipCompressionLevel and "
+                         f"oxi writes zlib level 4, OpenEXR's default (level 9 saves about 2 % at 4-5x the time); "
+                         f"use {key}")
+    if key not in DWA_CODECS:
+        raise UsageError(f"only dwaa and dwab take a level (e.g. dwab:45), not {key} ({text!r})")
     try:
-        return COMPRESSIONS[key]
-    except KeyError:
-        raise UsageError(f"unknown EXR compression {name!r}; use one of {', '.join(COMPRESSIONS)}") from None
+        value = float(level)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"the DWA compression level must be a number 0 or more (OpenEXR's default is 45; higher "
+                         f"is smaller and lossier), got {level!r}")
+    return key, value
 
 
 # --- reading ---------------------------------------------------------------------------------------
@@ -145,10 +161,11 @@ def _clean_header(header: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in dict(header).items() if k not in _DERIVED}
 
 
-def _meta(header: dict[str, Any], pixel_types: dict[str, str]) -> ImageMeta:
+def _meta(header: dict[str, Any], pixel_types: dict[str, str], levels: str = "one") -> ImageMeta:
     compression = _NAME_OF.get(header.get("compression"), DEFAULT_COMPRESSION)
     return ImageMeta(
-        format="exr", pixel_types=pixel_types, compression=compression, header=header, windows=_windows_of(header)
+        format="exr", pixel_types=pixel_types, compression=compression, header=header, windows=_windows_of(header),
+        levels=levels,
     )
 
 
@@ -169,34 +186,49 @@ def _window_size(header: dict[str, Any]) -> tuple[int, int]:
 
 
 def read(path: Path) -> Image:
-    """Decode the first part's pixels; later parts are carried in meta.header[EXTRA_PARTS_KEY]."""
-    f, _ = _open(path, header_only=False)
-    parts = f.parts
-    first = parts[0]
-    header = _clean_header(first.header)
-    channels = first.channels
+    """Decode every part's pixels: the first part, holding the others in Image.parts."""
+    f, layout = _open(path, header_only=False)
+    first, *others = [_part_image(part, checked) for part, checked in zip(f.parts, layout.parts, strict=True)]
+    first.parts = others
+    return first
+
+
+def _part_image(part: Any, checked: Any) -> Image:
+    header = _clean_header(part.header)
+    channels = part.channels
     planes = {name: channels[name].pixels for name in ordered_channels(list(channels))}
-    if len(parts) > 1:
-        header[EXTRA_PARTS_KEY] = [
-            {
-                "name": p.name(),
-                "header": _clean_header(p.header),
-                "planes": {name: ch.pixels for name, ch in p.channels.items()},
-            }
-            for p in parts[1:]
-        ]
     width, height = _window_size(header)
-    return Image(width, height, planes, _meta(header, {name: pixel_type_of(p) for name, p in planes.items()}))
+    types = {name: pixel_type_of(p) for name, p in planes.items()}
+    return Image(width, height, planes, _meta(header, types, checked.level_mode))
 
 
 def read_spec(path: Path) -> ImageSpec:
-    """Size, channels and header of the first part, reading only the header."""
+    """Size, channels and header of every part (the first, holding the others), reading only the headers."""
     f, layout = _open(path, header_only=True)
-    header = _clean_header(f.parts[0].header)
-    types = {name: channel.type for name, channel in layout.parts[0].channels.items()}
+    first, *others = [_part_spec(part, checked) for part, checked in zip(f.parts, layout.parts, strict=True)]
+    first.parts = others
+    return first
+
+
+def _part_spec(part: Any, checked: Any) -> ImageSpec:
+    header = _clean_header(part.header)
+    types = {name: channel.type for name, channel in checked.channels.items()}
     names = ordered_channels(list(types))
     width, height = _window_size(header)
-    return ImageSpec(width, height, names, _meta(header, {name: types[name] for name in names}))
+    return ImageSpec(width, height, names, _meta(header, {name: types[name] for name in names}, checked.level_mode))
+
+
+def describe(spec: ImageSpec) -> dict[str, Any]:
+    """What `oxi info` shows of an EXR part beyond every format's fields (io/formats.py's "describe")."""
+    header = spec.meta.header
+    tiles = header.get("tiles")
+    return {
+        "storage": "tiled" if tiles is not None else "scanline",
+        "tiles": tiles,
+        "data_window": header.get("dataWindow"),
+        "display_window": header.get("displayWindow"),
+        "pixel_aspect": header.get("pixelAspectRatio", 1.0),
+    }
 
 
 # --- writing ---------------------------------------------------------------------------------------
@@ -248,9 +280,16 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     """
     source = meta.header if meta.format == "exr" else {}
     header = {k: v for k, v in source.items() if k not in _DERIVED}
-    if compression is None:
+    if compression is not None:  # a codec asked for: the input's DWA level goes with the input's codec
+        header.pop(DWA_LEVEL, None)
+    else:
         compression = meta.compression if meta.format == "exr" and meta.compression else DEFAULT_COMPRESSION
-    header["compression"] = compression_code(compression)
+    codec, level = parse_compression(compression)
+    header["compression"] = COMPRESSIONS[codec]
+    if level is not None:
+        header[DWA_LEVEL] = level
+    if meta.colour is not None:
+        tag_colour(header, meta.colour)
     header["dataWindow"], header["displayWindow"] = output_windows(meta, width, height)
     header.setdefault("type", OpenEXR.scanlineimage)
     if "tiles" in header:
@@ -262,38 +301,62 @@ def output_header(meta: ImageMeta, width: int, height: int, compression: str | N
     return header
 
 
-def prepared(image: Image, compression: str | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray], list]:
-    """What an EXR of `image` holds, written like the file it came from: the first part's header and planes
-    (checked) and the parts after it."""
-    if not image.planes:
-        raise UsageError("the image has no channels to write")
-    meta = image.meta
-    source = meta.header if meta.format == "exr" else {}
-    header = output_header(meta, image.width, image.height, compression)
-    planes = _planes_for_exr(image)
-    for name, plane in planes.items():
-        if plane.shape != (image.height, image.width):
-            raise UsageError(f"channel {name} is {plane.shape[1]}x{plane.shape[0]}, not {image.width}x{image.height}")
-    return header, planes, source.get(EXTRA_PARTS_KEY) or []
+def tag_colour(header: dict[str, Any], tag: ColourTag) -> None:
+    """Say in `header` what colour space the pixels are now in, in place of what the input said (stale colour
+    attributes are worse than none): colorInteropID (OpenEXR 3.4's standard attribute, which OIIO 3 reads and
+    writes), oiio:ColorSpace (the config's name, which OIIO reads where no colorInteropID is), and the
+    chromaticities of a linear space with known primaries."""
+    for key in COLOUR_KEYS:
+        header.pop(key, None)
+    if tag.interop_id:
+        header["colorInteropID"] = tag.interop_id
+    header["oiio:ColorSpace"] = tag.name
+    if tag.chromaticities is not None:
+        header["chromaticities"] = tag.chromaticities
 
 
-def write_parts(header: dict[str, Any], planes: dict[str, np.ndarray], extra: list, path: Path) -> None:
+def prepared(image: Image, compression: str | None = None) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """What an EXR of `image` holds, written like the file it came from: each part's header and planes, checked.
+
+    Every part takes the first part's display window: OpenEXR refuses a file whose parts' display windows differ.
+    """
+    written = []
+    for part in image.all_parts():
+        if not part.planes:
+            raise UsageError("the image has no channels to write")
+        header = output_header(part.meta, part.width, part.height, compression)
+        if written:
+            header["displayWindow"] = written[0][0]["displayWindow"]
+        planes = _planes_for_exr(part)
+        for name, plane in planes.items():
+            if plane.shape != (part.height, part.width):
+                raise UsageError(
+                    f"channel {name} is {plane.shape[1]}x{plane.shape[0]}, not {part.width}x{part.height}"
+                )
+        written.append((header, planes))
+    return written
+
+
+def write_parts(parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]], path: Path) -> None:
     """Write prepared() parts at `path` (the caller's temporary) through OpenEXR's whole-file writer."""
     error: BaseException | None = None
     with native_messages() as lines:
         try:
-            if extra:
-                # displayWindow is shared by every part (OpenEXR refuses files where they differ).
+            if len(parts) > 1:
                 # Part() and File() replace the arrays in the dicts they get by Channel objects: give copies.
-                parts = [OpenEXR.Part(header, planes, header.get("name", "part0"))]
-                for p in extra:
-                    shared = {**p["header"], "displayWindow": header["displayWindow"]}
-                    parts.append(OpenEXR.Part(shared, dict(p["planes"]), p["name"]))
-                OpenEXR.File(parts).write(str(path))
+                named = zip(parts, _part_names(parts), strict=True)
+                written = [OpenEXR.Part(dict(header), dict(planes), name) for (header, planes), name in named]
+                OpenEXR.File(written).write(str(path))
             else:
+                header, planes = parts[0]
                 OpenEXR.File(header, planes).write(str(path))
         except Exception as e:
             error = e
     if error is not None:
         # write_image() turns this into one ProcessingError line naming the output, not the temporary.
         raise RuntimeError(native_detail(lines, error)) from error
+
+
+def _part_names(parts: list[tuple[dict[str, Any], dict[str, np.ndarray]]]) -> list[str]:
+    """Each part's name (a multi-part file needs one each, all different): its own, else part<index>."""
+    return [str(header.get("name") or f"part{i}") for i, (header, _) in enumerate(parts)]

@@ -193,6 +193,7 @@ class ExrChunkReader:
         self.layout = layout
         self.spec = spec
         self.width, self.height = layout.width, layout.height
+        self.row_step = layout.lines  # bands of a multiple of this many rows decode each chunk once
         self._fd = os.open(self.path, os.O_RDONLY)
         table = os.pread(self._fd, 8 * layout.count, header_bytes)
         if len(table) != 8 * layout.count:

@@ -92,6 +92,11 @@ class PartHeader:
         return self.data_window[3] - self.data_window[1] + 1
 
     @property
+    def level_mode(self) -> str:
+        """"one", "mipmap" or "ripmap": the resolution levels a tiled part holds (scanline parts hold one)."""
+        return ("one", "mipmap", "ripmap")[self.tiles[2]] if self.tiles is not None and self.tiles[2] < 3 else "one"
+
+    @property
     def deep(self) -> bool:
         return self.type.startswith("deep")
 

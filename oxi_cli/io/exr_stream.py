@@ -58,6 +58,8 @@ class ExrRegionReader:
         self.spec: ImageSpec = exr.read_spec(self.path)
         self.width, self.height = self.spec.width, self.spec.height
         self._y0 = _window(self.spec.meta.header)[1]
+        tiles = self.spec.meta.header.get("tiles")
+        self.row_step = int(tiles.ySize) if tiles is not None else 1  # whole tile rows decode each tile once
         self._dtypes = {name: PIXEL_DTYPES[self.spec.meta.pixel_types[name]] for name in self.spec.channels}
         error: BaseException | None = None
         complete = False
@@ -226,6 +228,8 @@ class ExrBandWriter:
             "displayWindow": Imath.Box2i(Imath.point(int(dx0), int(dy0)), Imath.point(int(dx1), int(dy1))),
             "lineOrder": Imath.LineOrder(Imath.LineOrder.INCREASING_Y),
         }
+        if exr.DWA_LEVEL in header:  # the chunks must be compressed at the level the final header states
+            legacy[exr.DWA_LEVEL] = float(header[exr.DWA_LEVEL])
         bare = self._legacy_size(legacy)
         pad = size - bare - _STRING_ATTR_OVERHEAD
         if pad < 0 and size != bare:
@@ -343,14 +347,15 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
     """Write `image` as EXR at `path` (the caller's temporary), like the file it came from: a one-part NONE, ZIPS
     or ZIP scanline file through oxi's chunk writer (the same bytes as OpenEXR's whole-file writer, 10-25 %
     faster on the 2-core box: docs/BENCHMARKS.md, session 7), any other through OpenEXR's."""
-    header, planes, extra = exr.prepared(image, compression)
+    parts = exr.prepared(image, compression)
+    header, planes = parts[0]
     types = {name: pixel_type_of(plane) for name, plane in planes.items()}
     writer = None
-    if not extra:
+    if len(parts) == 1:
         with contextlib.suppress(ProcessingError):  # a header it cannot reproduce: OpenEXR writes (or refuses) it
             writer = chunk_writer(path, header, types, path, min_chunks=_CHUNKS_PER_BAND)
     if writer is None:
-        exr.write_parts(header, planes, extra, path)
+        exr.write_parts(parts, path)
         return
     step = writer.layout.lines * _CHUNKS_PER_BAND
     try:
@@ -360,3 +365,33 @@ def write(image: Image, path: Path, compression: str | None = None) -> None:
     except BaseException:
         writer.abort()
         raise
+
+
+def region_reader(path: Path) -> Any:
+    """Bands of rows of an EXR: oxi's own chunk-parallel, GIL-free reader where the file's codec allows it, else
+    OpenEXR's (io/formats.py's "region_reader")."""
+    from oxi_cli.io.exr_chunks import ExrChunkReader, layout_for
+
+    reader = ExrRegionReader(path)  # checks the file whole (truncation) and reads its spec
+    layout = layout_for(reader.spec.meta.header, reader.spec.meta.pixel_types)
+    if layout is None:
+        return reader
+    reader.close()
+    return ExrChunkReader(path, layout, header_bytes(path), reader.spec)
+
+
+def band_writer(tmp: Path, header: dict[str, Any], types: dict[str, str], name: Path) -> Any:
+    """Bands of rows into an EXR: oxi's own chunk writer where the output codec allows it, else OpenEXR's legacy
+    band writer (io/formats.py's "band_writer")."""
+    return chunk_writer(tmp, header, types, name) or ExrBandWriter(tmp, header, types, name=name)
+
+
+def band_notes(spec: ImageSpec) -> list[str]:
+    """What writing this EXR by bands changes about how it is stored (io/formats.py's "band_notes")."""
+    header = spec.meta.header
+    notes = []
+    if "tiles" in header:
+        notes.append("the tiled input is written as scanlines (OpenEXR's band writer cannot write tiles)")
+    if getattr(header.get("lineOrder"), "name", "") == "DECREASING_Y":
+        notes.append("lineOrder DECREASING_Y is written as INCREASING_Y (bands are written top to bottom)")
+    return notes

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import struct
 from dataclasses import dataclass
@@ -13,17 +12,11 @@ import numpy as np
 
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.image import PIXEL_DTYPES, Image, ImageMeta
+from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec, check_claim, check_readable, convert_plane, one_line, pixel_type_of
 
 # Channel names by sample count; the writers look for these (R, G, B [, A] or Y [, A]).
 NAMES_BY_COUNT = {1: ["Y"], 2: ["Y", "A"], 3: ["R", "G", "B"], 4: ["R", "G", "B", "A"]}
-# Pixel types each format can hold, and what to tell a user who asks for another.
-STORABLE = {
-    "png": ("uint8", "uint16"),
-    "tiff": ("uint8", "uint16", "float"),
-    "jpeg": ("uint8",),
-}
-LABEL = {"png": "PNG", "tiff": "TIFF", "jpeg": "JPEG"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _IHDR_END = 33  # signature, IHDR length and type, 13 bytes of fields, CRC
 # Bit depths the PNG specification allows for each colour type.
@@ -34,7 +27,7 @@ _ZLIB_RATIO = 1100
 # OpenCV's fast PNG settings (zlib level 1, RLE strategy, Sub filter). On a 4096x2160 RGBA render they
 # encoded 16-bit in 1.1 s vs 5.9 s at level 3 (13 s at level 6) and the file was 5 % smaller, not larger.
 PNG_ENCODING = {"level": 1, "strategy": 3, "filter": 16}  # imagecodecs.PNG.STRATEGY.RLE, PNG.FILTER.SUB
-JPEG_QUALITY = 95
+JPEG_QUALITY = 95  # --quality's default: 1-100, as libjpeg's scale
 # A JPEG spends at least one bit per 8x8 block and component (a one-bit Huffman code for "no change"):
 # 4:2:0 colour decodes at most 768 bytes from 6 bits, about 1024:1; 4096 leaves room for odd subsampling.
 _JPEG_RATIO = 4096
@@ -59,13 +52,6 @@ DEFAULT_TIFF_COMPRESSION = "deflate"
 PREDICTED_CODECS = ("adobe_deflate", "lzw", "zstd", "lzma")
 # zlib level 1: a 4096x2160 float RGBA TIFF in 0.8 s instead of 2.7 s at the default 6, 4 % larger.
 DEFLATE_LEVEL = 1
-
-# tifffile reports damaged files by raising, and imagecodecs logs libpng's warnings ("PNG warning: ...");
-# their log lines would only add noise to oxi's one-line errors.
-for _name in ("tifffile", "imagecodecs"):
-    logging.getLogger(_name).addHandler(logging.NullHandler())
-    logging.getLogger(_name).propagate = False
-
 
 def _names(count: int) -> list[str]:
     if count in NAMES_BY_COUNT:
@@ -95,10 +81,14 @@ def _corrupt(path: Path, label: str, error: BaseException | str) -> InputError:
 
 
 def output_layout(image: Image, format: str) -> tuple[list[str], str]:
-    """The channels `format` writes (RGB[A] or Y[A]; other layers are dropped) and their one pixel type."""
-    label = LABEL[format]
+    """The channels `format` writes (RGB[A] or Y[A]; other layers are dropped, and alpha from JPEG and from a
+    review frame: colour_tags.ColourTag.drops_alpha) and their one pixel type."""
+    described = formats.named(format)
+    label = described.label
     have = image.planes
-    alpha = ["A"] if "A" in have and format != "jpeg" else []
+    colour = image.meta.colour
+    keeps_alpha = format != "jpeg" and not (colour is not None and colour.drops_alpha(format))
+    alpha = ["A"] if "A" in have and keeps_alpha else []
     if all(c in have for c in ("R", "G", "B")):
         names = ["R", "G", "B", *alpha]
     elif "Y" in have:
@@ -109,7 +99,7 @@ def output_layout(image: Image, format: str) -> tuple[list[str], str]:
         raise UsageError(f"{label} holds gray, gray+alpha, RGB or RGBA; this image has channels {', '.join(have)}")
     first = names[0]
     kind = image.meta.pixel_types.get(first) or pixel_type_of(have[first])
-    storable = STORABLE[format]
+    storable = described.stores
     if kind not in storable:
         choices = " or ".join(storable)
         raise UsageError(f"{label} stores {choices}, not {kind}; use --out-type {choices}")
@@ -126,9 +116,23 @@ def interleave(image: Image, names: list[str], kind: str) -> np.ndarray:
     return out
 
 
-def _no_compression_option(format: str, compression: str | None) -> None:
+def png_codec(compression: str | None) -> None:
+    """PNG has one codec (zlib, PNG_ENCODING): --compression is refused in one line."""
     if compression is not None:
-        raise UsageError(f"--compression applies to EXR and TIFF outputs, not {LABEL[format]}")
+        raise UsageError("--compression applies to EXR and TIFF outputs, not PNG")
+
+
+def jpeg_quality(compression: str | None) -> int:
+    """The JPEG quality --quality N asks for, as oiiotool spells it in a codec name ('jpeg:85'); JPEG_QUALITY
+    for none. UsageError for another codec or a quality outside 1..100."""
+    name, colon, value = (compression or "jpeg").strip().lower().partition(":")
+    if name != "jpeg":
+        raise UsageError(f"JPEG outputs take --quality 1-100 (default {JPEG_QUALITY}), not --compression {compression}")
+    if not colon:
+        return JPEG_QUALITY
+    if not (value.isdigit() and 1 <= int(value) <= 100):
+        raise UsageError(f"--quality must be 1..100 (default {JPEG_QUALITY}), got {value!r}")
+    return int(value)
 
 
 # --- PNG ---------------------------------------------------------------------------------------------
@@ -216,7 +220,7 @@ def _png_header(path: Path, head: bytes, file_size: int) -> _PngHeader:
 def write_png(image: Image, path: Path, compression: str | None = None) -> None:
     import imagecodecs
 
-    _no_compression_option("png", compression)
+    png_codec(compression)
     names, kind = output_layout(image, "png")
     path.write_bytes(imagecodecs.png_encode(interleave(image, names, kind), **PNG_ENCODING))
 
@@ -388,7 +392,9 @@ def write_tiff(image: Image, path: Path, compression: str | None = None) -> None
         # EXR alpha is premultiplied (associated); PNG's is not. A TIFF input says which it had.
         default = 1 if meta.format == "exr" else 2
         options["extrasamples"] = source.get("extrasamples", [default])[:1]
-    for key in ("resolution", "resolutionunit", "iccprofile"):
+    # The input's ICC profile describes its colour space: a conversion's output is in another (ImageMeta.colour).
+    kept = ("resolution", "resolutionunit", *(("iccprofile",) if meta.colour is None else ()))
+    for key in kept:
         if key in source:
             options[key] = source[key]
     tifffile.imwrite(
@@ -464,8 +470,9 @@ def read_jpeg_spec(path: Path) -> ImageSpec:
 
 
 def write_jpeg(image: Image, path: Path, compression: str | None = None) -> None:
+    """8-bit gray or RGB at the quality `compression` names ('jpeg:85', see jpeg_quality)."""
     import imageio.v3 as iio
 
-    _no_compression_option("jpeg", compression)
+    quality = jpeg_quality(compression)
     names, kind = output_layout(image, "jpeg")
-    iio.imwrite(path, interleave(image, names, kind), plugin="pillow", extension=".jpg", quality=JPEG_QUALITY)
+    iio.imwrite(path, interleave(image, names, kind), plugin="pillow", extension=".jpg", quality=quality)

@@ -20,7 +20,9 @@ _HOMES = {
     "Matrix": "matrix",
     "Place": "place",
     "Range": "range",
+    "Repremult": "premult",
     "Resize": "resize",
+    "Unpremult": "premult",
 }
 
 Op = ColorOp | ImageOp

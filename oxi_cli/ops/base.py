@@ -8,10 +8,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from oxi_cli.errors import OpError
+from oxi_cli.errors import OpError, UsageError
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
+
+    from oxi_cli.colour_tags import ColourTag
 
 # float32's largest finite value, spelled out rather than asked of numpy for the same reason.
 FLOAT32_MAX = (2 - 2**-23) * 2.0**127
@@ -37,6 +39,11 @@ class ColorOp:
     # True on the ops of a colour-space or display conversion (set by whoever builds them): their values are
     # meant for the output's encoding, so writing them to an integer file is no silent clipping.
     encodes_output: ClassVar[bool] = False
+    # The colour spaces a conversion goes from and to, set by whoever builds its ops on the first and the last:
+    # the output is tagged with a chain's last `output_space` (chain_colour), and a file that declares another
+    # space than the chain's first `input_space` is warned about.
+    input_space: ClassVar[ColourTag | None] = None
+    output_space: ClassVar[ColourTag | None] = None
 
     def is_identity(self) -> bool:
         return False
@@ -63,7 +70,8 @@ class ColorOp:
         return True
 
     def apply_on_host(self, rgb: Sequence[np.ndarray]) -> None:
-        """Transform float32 R, G, B planes in place (only ops that do not run natively)."""
+        """Transform float32 R, G, B planes in place (only ops that do not run natively); an op that
+        `touches_alpha` gets the layer's alpha as a fourth plane where it has one."""
         raise NotImplementedError
 
 
@@ -127,6 +135,17 @@ class ImageOp:
         default both scale with the size, origins too, as oiiotool's --resize does; same size: unchanged."""
         return scaled_windows(data, display, *self.out_size(data[2], data[3]))
 
+    def for_part(self, first: tuple[int, int], size: tuple[int, int]) -> ImageOp:
+        """This op for another part of the same picture (a multi-part file), whose pixels are `size` where the
+        op was made for `first`'s: the parts must come out registered, under one display window. By default
+        an op that keeps the size is the same op; one that changes it says how in an override."""
+        if self.out_size(*first) == first:
+            return self
+        raise UsageError(
+            f"{self.name}: the file's parts hold pixels of different sizes ({first[0]}x{first[1]} and "
+            f"{size[0]}x{size[1]}), which this {self.name} cannot keep registered; process one with --part"
+        )
+
 
 def scaled_windows(data: Box, display: Box, width: int, height: int) -> tuple[Box, Box]:
     """Windows for `data`'s pixels resized to width x height: both scale by new/old data size, origins included
@@ -144,12 +163,51 @@ def scaled_windows(data: Box, display: Box, width: int, height: int) -> tuple[Bo
     return new_data, new_display
 
 
+def live(ops: Iterable[Any]) -> list[Any]:
+    """The ops that change pixels: identities (a slope of 1, a resize to the same size) dropped, the one place
+    that decides it for the planner, the executor and the band pipeline."""
+    return [op for op in ops if not op.is_identity()]
+
+
+def chain_size(ops: Iterable[object], width: int, height: int) -> tuple[int, int]:
+    """The image size after every image op of a chain (colour ops keep it)."""
+    for op in ops:
+        if isinstance(op, ImageOp):
+            width, height = op.out_size(width, height)
+    return width, height
+
+
+def ops_for_part(ops: Sequence[object], first: tuple[int, int], size: tuple[int, int]) -> list[object]:
+    """A chain made for the first part's `first`-sized pixels, for another part of `size` (ImageOp.for_part)."""
+    if size == first:
+        return list(ops)
+    found: list[object] = []
+    for op in ops:
+        if isinstance(op, ImageOp):
+            mine = op.for_part(first, size)
+            first, size = op.out_size(*first), mine.out_size(*size)
+            op = mine
+        found.append(op)
+    return found
+
+
 def chain_windows(ops: Iterable[object], data: Box, display: Box) -> tuple[Box, Box]:
     """The windows after every image op of a chain (colour ops leave them as they are)."""
     for op in ops:
         if isinstance(op, ImageOp):
             data, display = op.windows(data, display)
     return data, display
+
+
+def chain_colour(ops: Iterable[object]) -> tuple[ColourTag | None, ColourTag | None]:
+    """The colour space a chain takes its input in (its first conversion's source) and leaves its output in (its
+    last conversion's target); None where no op says (a grade keeps the space it is given)."""
+    source = target = None
+    for op in ops:
+        if isinstance(op, ColorOp):
+            source = source or op.input_space
+            target = op.output_space or target
+    return source, target
 
 
 def _round(x: float) -> int:

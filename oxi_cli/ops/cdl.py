@@ -8,11 +8,12 @@ from typing import ClassVar, Literal
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import ColorOp, Encoded, check_finite, finite_triple
 from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP
-from oxi_cli.ops.step import Param, Step, StepArgs
+from oxi_cli.ops.step import Param, Step, StepArgs, choices
 
 CdlStyle = Literal["noclamp", "asc"]
 # Rec.709 luma weights, as OCIO's CDL saturation uses.
 LUMA = (0.2126, 0.7152, 0.0722)
+STYLES = ("noclamp", "asc")  # OCIO's CDL_NO_CLAMP and CDL_ASC
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Cdl(ColorOp):
 
 def _build(args: StepArgs) -> list[Cdl]:
     """Values given explicitly override the file's."""
-    style = args.choice("style", ("noclamp", "asc"))
+    style = args.choice("style", STYLES)
     file = args.path("file")
     values = ("slope", "offset", "power", "sat")
     if file is None and not any(name in args for name in values):
@@ -95,7 +96,8 @@ STEP = Step(
         Param("power", "R,G,B or one number for all (> 0)."),
         Param("sat", "Saturation (Rec.709 luma weights)."),
         Param("id", "Correction id (or 0-based index) in a .ccc / .cdl; needed when it holds several."),
-        Param("style", "noclamp (scene-linear safe) or asc (clamps to 0..1).", default="noclamp"),
+        Param("style", "noclamp (scene-linear safe) or asc (clamps to 0..1).", default="noclamp",
+              complete=choices(*STYLES)),
     ),
     build=_build,
     run_help="ASC CDL file (.cc/.ccc/.cdl), or values:\n"
@@ -107,6 +109,7 @@ Examples:
   oxi cdl plate.exr graded.exr --cdl look.cc --sat 1.1 --style asc
   oxi cdl shots/ -o graded/ --cdl look.cc --jobs 2 --skip-existing
   oxi cdl 'plate.####.exr' -o 'graded.####.exr' --frames 1001-1100 --cdl look.cc
+  oxi cdl cg.exr graded.exr --cdl look.cc --unpremult        # a premultiplied CG render with alpha
 \b
 noclamp (default, OCIO CDL_NO_CLAMP): v = in*slope+offset; v**power where v > 0; sat around Rec.709 luma.
 asc (OCIO CDL_ASC): the same with v clamped to [0, 1] before the power and after the saturation.

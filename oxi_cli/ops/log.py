@@ -51,18 +51,22 @@ class Log(ColorOp):
         return Encoded(LOG_TO_LIN if self.inverse else LIN_TO_LOG, [float(camera), *params])
 
     def _channel(self, c: int) -> tuple[float, ...]:
-        """Seven float32 constants per channel, rounded where OCIO's renderers round them."""
+        """Seven float32 constants per channel, computed as OCIO's renderers compute them (LogOpCPU.cpp,
+        LogUtils.cpp): which steps run in double and which in float moves the line's offset by ulps, and
+        near its zero crossing that is the whole value."""
         m, b = F32(self.lin_slope[c]), F32(self.lin_offset[c])
         ks, kb = self.log_slope[c], F32(self.log_offset[c])
-        log2_base = F32(np.log2(F32(self.base)))
+        base = float(F32(self.base))  # OCIO's renderers keep the base as a float
+        log2_base = F32(math.log2(base))
         if self.lin_break is None:
             brk = slope = lin_off = F32(0.0)
         else:
-            brk_lin = self.lin_break[c]
+            brk_lin, ms, mo = self.lin_break[c], self.lin_slope[c], self.lin_offset[c]
             slope = F32(self.linear_slope[c]) if self.linear_slope is not None else F32(
-                ks * self.lin_slope[c] / ((self.lin_slope[c] * brk_lin + self.lin_offset[c]) * math.log(self.base)))
-            log_brk = F32(np.log2(F32(self.lin_slope[c] * brk_lin + self.lin_offset[c])))
-            log_brk = F32(F32(log_brk * F32(F32(ks) / log2_base)) + F32(self.log_offset[c]))
+                ks * ms / ((ms * brk_lin + mo) * math.log(base)))
+            # GetLogSideBreak: log2 of a float in double, then a float times a double quotient.
+            log_brk = F32(math.log2(float(F32(ms * brk_lin + mo))))
+            log_brk = F32(F32(float(log_brk) * (float(F32(ks)) / math.log2(base))) + kb)
             lin_off = F32(log_brk - F32(slope * F32(brk_lin)))
             brk = F32(brk_lin) if not self.inverse else log_brk
         if not self.inverse:
@@ -72,3 +76,4 @@ class Log(ColorOp):
         # Decoding: (y - log_offset) * kinv -> exp2 -> (v - lin_offset) / lin_slope; the line inverted below.
         return float(-kb), float(kinv), float(-b), float(F32(1.0) / m), float(brk), float(F32(1.0) / slope) if \
             self.lin_break is not None else 0.0, float(-lin_off)
+

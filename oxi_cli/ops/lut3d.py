@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import ColorOp, Encoded, freeze_lut, lut_domain
 from oxi_cli.ops.codes import LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR
-from oxi_cli.ops.step import Param, Step, StepArgs
+from oxi_cli.ops.step import Param, Step, StepArgs, choices
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
 Interp = Literal["tetrahedral", "trilinear"]
+INTERPOLATIONS = ("tetrahedral", "trilinear")
 MIN_SIZE, MAX_SIZE = 2, 256
 
 
@@ -67,7 +68,7 @@ def _build(args: StepArgs) -> list[ColorOp]:
     path = args.path("file")
     if path is None:
         raise UsageError(f"lut3d needs {args.label('file')} FILE (a LUT or transform file)")
-    return args.files.lut(path, args.choice("interp", ("tetrahedral", "trilinear")))
+    return args.files.lut(path, args.choice("interp", INTERPOLATIONS))
 
 
 STEP = Step(
@@ -75,7 +76,8 @@ STEP = Step(
     summary="Apply a 3D (or 1D) LUT file, or a CLF/CTF transform, to R, G, B.",
     value=Param("file", "LUT or transform file: .cube, .3dl, .spi3d, .spi1d, .clf or .ctf.", option="--lut",
                 metavar="FILE"),
-    params=(Param("interp", "tetrahedral (as OCIO BEST, oiiotool) or trilinear.", default="tetrahedral"),),
+    params=(Param("interp", "tetrahedral (as OCIO BEST, oiiotool) or trilinear.", default="tetrahedral",
+                  complete=choices(*INTERPOLATIONS)),),
     build=_build,
     run_help="3D/1D LUT or CLF/CTF transform file (or --lut)",
     aliases=("lut",),
@@ -84,6 +86,7 @@ Examples:
   oxi lut3d plate.exr look.exr --lut show.cube
   oxi lut3d plate.exr look.exr --lut film.3dl --interp trilinear
   oxi lut3d 'shots/*.exr' -o looks/ --name '{stem}_look{ext}' --lut show.cube
+  oxi lut3d cg.exr look.exr --lut show.cube --unpremult      # a premultiplied CG render with alpha
 \b
 Formats: .cube (Resolve and Iridas, DOMAIN_MIN/MAX, 1D shaper), .3dl, .spi3d, .spi1d; .clf and .ctf (read by
 OpenColorIO, run as oxi ops). Index maths and clamping as OpenColorIO: inputs outside the LUT domain clamp to its

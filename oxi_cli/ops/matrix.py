@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import ColorOp, Encoded, check_finite
-from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA
+from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA, MATRIX_SCALE, MATRIX_SCALE_RGBA
 from oxi_cli.ops.step import Param, Step, StepArgs
 
 if TYPE_CHECKING:
@@ -80,10 +80,17 @@ class Matrix(ColorOp):
     def is_identity(self) -> bool:
         return self.m == IDENTITY16 and self.offset == (0.0, 0.0, 0.0, 0.0)
 
+    def is_diagonal(self) -> bool:
+        """Every coefficient off the diagonal is 0 (alpha's row and column included), as OCIO's isDiagonal."""
+        return all(v == 0.0 for i, v in enumerate(self.m) if i % 5)
+
     def encode(self, has_alpha: bool) -> Encoded:
-        # A matrix that leaves alpha alone must not route it through zero coefficients (0 * Inf = NaN).
-        code = MATRIX_RGBA if has_alpha and self.touches_alpha() else MATRIX_RGB
-        return Encoded(code, [*self.m, *self.offset])
+        # A matrix that leaves alpha alone must not route it through zero coefficients (0 * Inf = NaN). A
+        # diagonal one scales each channel alone, as OCIO's Scale renderers: an Inf in red leaves green as is.
+        rgba = has_alpha and self.touches_alpha()
+        if self.is_diagonal():
+            return Encoded(MATRIX_SCALE_RGBA if rgba else MATRIX_SCALE, [*self.m, *self.offset])
+        return Encoded(MATRIX_RGBA if rgba else MATRIX_RGB, [*self.m, *self.offset])
 
 
 def _build(args: StepArgs) -> list[Matrix]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import ColorOp, Encoded
+from oxi_cli.ops.premult import repremultiply, unpremultiply
 
 # Pixels per band: large enough that OCIO's per-call set-up vanishes, small enough that every core gets
 # several bands and the interleaved copy stays in cache.
@@ -103,13 +104,20 @@ def _processor(ctf: str, optimize: bool = True) -> Any:
 
 def covers(ops: Sequence[ColorOp]) -> bool:
     """Whether `for_ops` can stand in for every one of these ops."""
-    return all(type(op).__name__ in TO_OCIO for op in ops)
+    return all(type(op).__name__ in TO_OCIO or type(op).__name__ in IN_NUMPY for op in ops)
 
 
-def for_ops(ops: Sequence[ColorOp], has_alpha: bool) -> OcioCpu:
+def for_ops(ops: Sequence[ColorOp], has_alpha: bool) -> OcioCpu | HostSteps:
     """oxi colour ops as one OCIO processor computing the same (each op as its OCIO transform, `TO_OCIO`): what
     the CPU backend runs while their kernels compile. Agrees with oxi's kernels as closely as oxi's kernels
-    agree with OCIO (tests/ops and tests/color); KeyError for an op with no OCIO equivalent."""
+    agree with OCIO (tests/ops and tests/color); KeyError for an op with no OCIO equivalent. Ops OCIO has no
+    transform for (`IN_NUMPY`: unpremultiply, re-premultiply) split the chain into steps run one after the other."""
+    if any(type(op).__name__ in IN_NUMPY for op in ops):
+        return HostSteps(ops, has_alpha)
+    return _processor_for(ops, has_alpha)
+
+
+def _processor_for(ops: Sequence[ColorOp], has_alpha: bool) -> OcioCpu:
     import PyOpenColorIO as OCIO
 
     group = OCIO.GroupTransform()
@@ -119,6 +127,41 @@ def for_ops(ops: Sequence[ColorOp], has_alpha: bool) -> OcioCpu:
     ctf = group.write("Color Transform Format", OCIO.Config.CreateRaw())
     alpha = has_alpha and any(op.touches_alpha() for op in ops)
     return OcioCpu(ctf, tuple(op.name for op in ops), alpha, optimize=False)
+
+
+class HostSteps:
+    """A colour chain's stand-in with ops OCIO has no transform for: runs of the others on OCIO's CPU processor,
+    those in NumPy, in order, on float32 copies of the planes (values stay float32 between ops, as in the
+    kernels' chains), stored back once."""
+
+    def __init__(self, ops: Sequence[ColorOp], has_alpha: bool) -> None:
+        self.has_alpha = has_alpha
+        self.steps: list[ColorOp | OcioCpu] = []
+        run: list[ColorOp] = []
+        for op in [*ops, None]:
+            if op is not None and type(op).__name__ not in IN_NUMPY:
+                run.append(op)
+                continue
+            if run:
+                self.steps.append(_processor_for(run, has_alpha))
+            run = []
+            if op is not None:
+                self.steps.append(op)
+
+    def apply_on_host(self, planes: Sequence[np.ndarray], threads: int | None = None) -> None:
+        """R, G, B (and A, read as alpha when the layer has it) planes in place, float32 or float16."""
+        alpha = self.has_alpha and len(planes) > 3
+        work = [np.ascontiguousarray(p, np.float32) for p in planes[: 4 if alpha else 3]]
+        entered = [p.copy() for p in work] if alpha else []
+        for step in self.steps:
+            if isinstance(step, OcioCpu):
+                step.apply_on_host(work, threads)
+            elif alpha:  # without alpha these ops change nothing
+                IN_NUMPY[type(step).__name__](work, entered)
+        with np.errstate(over="ignore"):  # beyond half range becomes +-Inf, as the kernels store it
+            for plane, values in zip(planes, work, strict=False):
+                if plane is not values:
+                    plane[...] = values
 
 
 def _direction(OCIO: Any, inverse: bool) -> Any:  # noqa: N803
@@ -244,4 +287,12 @@ TO_OCIO: dict[str, Callable[[Any, Any], list[Any]]] = {
     "Range": _range,
     "ExposureContrast": _exposure_contrast,
     "Aces2Output": _aces2,
+}
+
+
+# Ops with a kernel that no OCIO transform computes, as NumPy on float32 R, G, B, A planes (and the planes as the
+# chain began): a chain with them runs as HostSteps.
+IN_NUMPY: dict[str, Callable[[list[np.ndarray], list[np.ndarray]], None]] = {
+    "Unpremult": lambda planes, entered: unpremultiply(planes[:3], planes[3]),
+    "Repremult": repremultiply,
 }

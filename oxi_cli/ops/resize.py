@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import AxisStep, Box, ImageOp
 from oxi_cli.ops.place import Place
-from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs
+from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs, choices
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
@@ -85,6 +85,15 @@ class Resize(ImageOp):
             return super().windows(data, display)
         box_w, box_h, x, y = self.frame
         return (display[0] + x, display[1] + y, self.width, self.height), (display[0], display[1], box_w, box_h)
+
+    def for_part(self, first: tuple[int, int], size: tuple[int, int]) -> ImageOp:
+        """The same scale factors on another part's pixels, so every part keeps its place in the picture (a
+        placed --fit box has one position: another part's pixels have none there)."""
+        if self.frame is not None or self.rows is not None:
+            return super().for_part(first, size)
+        width = max(1, round(size[0] * self.width / first[0]))
+        height = max(1, round(size[1] * self.height / first[1]))
+        return replace(self, width=width, height=height)
 
     def weights(self, axis: int, src: int, dst: int) -> AxisWeights:
         """Taps and weights for axis 0 (rows) or 1 (columns) of a `src` -> `dst` pixel piece; every backend
@@ -388,8 +397,10 @@ STEP = Step(
         Param("height", "Output height; width keeps the aspect."),
         Param("scale", "Scale for both sides: 50% or 0.5."),
         Param("fit", "For a WxH box: fit (aspect kept, windows as oiiotool --fit), pad (bars of 0), "
-              "fill (cover, crop the overflow) or stretch (exactly WxH).", default=FIT_DEFAULT),
-        Param("filter", "lanczos3, catmull-rom, mitchell, triangle or box.", default="lanczos3"),
+              "fill (cover, crop the overflow) or stretch (exactly WxH).", default=FIT_DEFAULT,
+              complete=choices(*FIT_MODES)),
+        Param("filter", "lanczos3, catmull-rom, mitchell, triangle or box.", default="lanczos3",
+              complete=choices(*FILTER_RADIUS)),
         Param("force", "Allow more than 8x or 32768 pixels a side.", kind=FLAG),
     ),
     build=_build,

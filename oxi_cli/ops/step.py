@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oxi_cli.errors import UsageError
-from oxi_cli.ops.values import numbers, pairs, shown, switch
+from oxi_cli.ops.values import did_you_mean, numbers, pairs, shown, switch
 
 TEXT, FLAG = "text", "flag"
 
@@ -25,10 +25,17 @@ class Param:
     default: Any = None
     option: str | None = None
     metavar: str | None = None
+    # The values shell completion offers, given the step's values typed so far (by parameter name).
+    complete: Callable[[Mapping[str, Any]], Sequence[str]] | None = None
 
     @property
     def flag(self) -> str:
         return self.option if self.option is not None else "--" + self.name.replace("_", "-")
+
+
+def choices(*names: str) -> Callable[[Mapping[str, Any]], Sequence[str]]:
+    """A Param's `complete` for a fixed set of values."""
+    return lambda given: names
 
 
 class SideFiles(Protocol):
@@ -84,7 +91,8 @@ class Step:
             given, value = {**pairs(value, r"[\s;]+"), **given}, None
         unknown = sorted(set(given) - set(names))
         if unknown:
-            raise UsageError(f"{self.name} has no parameter {shown(unknown[0])}; it takes {', '.join(names)}")
+            raise UsageError(f"{self.name} has no parameter {shown(unknown[0])}{did_you_mean(unknown[0], names)} "
+                             f"(it takes {', '.join(names)})")
         if value is not None and value != "":  # `--resize:width=512 ""`: the parameters say it all
             given[self.value.name] = value
         return given
@@ -98,7 +106,8 @@ def _names_a_param(value: str, names: Sequence[str]) -> bool:
 @dataclass
 class StepArgs:
     """A step's given values and their context, with the parsers its build uses (error labels follow where the
-    values came from: `--slope` on the step's command, `--cdl:slope` in `oxi run`, `cdl slope` in recipes)."""
+    values came from: `--slope` on the step's command, `--cdl:slope` in `oxi run`, `cdl slope` in recipes,
+    `slope=` for Python's keyword arguments, `Cdl(slope=...)`)."""
 
     step: Step
     given: dict[str, Any]
@@ -109,6 +118,7 @@ class StepArgs:
     force_hint: str = "--force"
     where: str = ""
     sources: list[Path] = field(default_factory=list)  # files read, for --json
+    keywords: Mapping[str, str] | None = None  # given as Python keyword arguments: parameter -> its keyword
 
     def __contains__(self, name: str) -> bool:
         return self.given.get(name) is not None
@@ -119,6 +129,8 @@ class StepArgs:
 
     def label(self, name: str) -> str:
         param = self.step.param(name)
+        if self.keywords is not None:
+            return f"{self.keywords.get(name, name)}="
         if self.command:
             return param.flag
         if self.where.startswith("--"):  # `oxi run --resize:filter=box`

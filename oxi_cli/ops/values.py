@@ -41,6 +41,14 @@ def shown(value: object) -> str:
     return r.repr(value)
 
 
+def did_you_mean(word: object, known: Sequence[str]) -> str:
+    """'; did you mean X?' naming the known name closest to a mistyped one (difflib's ratio 0.6 or more), else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), list(known), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def numbers(label: str, value: object, counts: tuple[int, ...]) -> list[float]:
     """Numbers from a string ('1,2,3'), one number, or a list (TOML)."""
     if isinstance(value, str):

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oxi_cli.ops import Blur, Place, Resize
+from oxi_cli.backends.cpu.kernels import half as halves
+from oxi_cli.ops import Blur, Cdl, Matrix, Place, Repremult, Resize, Unpremult
 from tests.ops.test_color_chain import _every_code
 from tests.reference import hdr_image
 
@@ -120,7 +121,8 @@ def test_the_ocio_stand_in_agrees_with_the_kernels_for_every_op_code(cpu_backend
     from oxi_cli.ops.ocio_cpu import for_ops
 
     img = hdr_image((23, 31, 4), seed=4, nonfinite=True)
-    for op in _every_code(2):
+    img[::3, ::4, 3] = 0.0  # alpha 0: the premultiply ops keep those pixels as they entered
+    for op in [*_every_code(2), Repremult()]:
         handle = cpu_backend.upload(img.copy())
         cpu_backend.color_chain(handle, handle, [op], has_alpha)
         want = cpu_backend.download(handle)
@@ -128,6 +130,33 @@ def test_the_ocio_stand_in_agrees_with_the_kernels_for_every_op_code(cpu_backend
         for_ops([op], has_alpha).apply_on_host(planes)
         got = np.stack(planes, -1)
         _close(got, want, np.maximum(np.abs(np.where(np.isfinite(want), want, 0)), 1.0), COLOR_RTOL, repr(op)[:60])
+
+
+@pytest.mark.parametrize("half", [False, True], ids=["f32", "half"])
+def test_an_unpremultiplied_chain_runs_on_its_stand_in_as_on_the_kernels(cpu_backend, half):
+    """--unpremult's programs: OCIO has no transform for UNPREMULT and REPREMULT, so the stand-in runs them in
+    NumPy around OCIO's processor, on float32 values throughout as the kernels' chain keeps them."""
+    from oxi_cli.ops.ocio_cpu import covers, for_ops
+
+    if half and not halves.IN_KERNELS:
+        pytest.skip("half planes are widened to float32 before the kernels on this CPU")
+    ops = [Unpremult(), Cdl(slope=(1.1, 0.95, 1.2), offset=(0.01, -0.02, 0.0), power=(1.1, 0.9, 1.3)),
+           Matrix.from_values([0.9, 0.1, 0.0, 0.05, 1.0, 0.0, 0.0, 0.1, 0.95]), Repremult()]
+    assert covers(ops)
+    dtype = np.float16 if half else np.float32
+    img = hdr_image((23, 31, 4), seed=6, nonfinite=True)
+    img[::3, ::4, 3] = 0.0
+    img[1::5, ::3, 3] = 0.25
+    img = img.astype(dtype)
+    handle = cpu_backend.upload(img, half=half)
+    cpu_backend.color_chain(handle, handle, ops, True)
+    want = cpu_backend.download(handle)
+    planes = [np.ascontiguousarray(img[..., c]) for c in range(4)]
+    for_ops(ops, True).apply_on_host(planes)
+    got = np.stack(planes, -1).astype(np.float32)
+    scale = np.maximum(np.abs(np.where(np.isfinite(want), want, 0)), 1.0)
+    _close(got, want, scale, COLOR_RTOL + (2.0**-10 if half else 0.0), "unpremultiplied chain")  # half: 1 ulp
+    np.testing.assert_array_equal(got[..., 3], want[..., 3])
 
 
 @pytest.mark.parametrize("op", [Resize(width=19, height=11, filter="lanczos3"), Resize(width=70, height=50),
@@ -183,7 +212,8 @@ import numpy as np
 from oxi_cli import jit
 from oxi_cli.backends.cpu.backend import CpuBackend
 from oxi_cli.execute import run_chain
-from oxi_cli.ops import Blur, Place, Resize
+from oxi_cli.backends.cpu.kernels import half as halves
+from oxi_cli.ops import Blur, Cdl, Matrix, Place, Repremult, Resize, Unpremult
 from tests.ops.test_color_chain import _every_code
 from tests.reference import hdr_image
 
@@ -262,7 +292,7 @@ def test_a_job_that_must_compile_says_so_on_a_terminal_only(tmp_path):
 
     plate = write_exr(tmp_path / "plate.exr", {c: np.full((8, 8), 0.5, np.float16) for c in "RGBA"})
     args = [sys.executable, "-m", "oxi_cli", "cdl", str(plate), str(tmp_path / "out.exr"), "--slope", "1.2",
-            "--backend", "cpu"]
+            "--backend", "cpu", "--overwrite"]  # the second run replaces the first's output
     said = _stderr_on_a_terminal(args, _env(tmp_path / "a", OXI_WAIT_FOR_KERNELS="1"))
     assert "oxi: compiling the CPU kernels for" in said and "cdl" in said and "oxi probe --compile" in said
     assert said.count("\n") == 1, said

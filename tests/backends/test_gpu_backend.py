@@ -201,15 +201,13 @@ def test_shader_files_are_found_and_templates_are_strict():
 
     for name in ("cdl", "matrix", "lut1d", "lut3d", "resize", "blur", "color"):
         assert (wgsl_dir() / f"{name}.wgsl").is_file()
-    from oxi_cli.ops.codes import wgsl_constants
-
-    spec = {"VEC4": True, "CH": 4, "ALPHA": False, "CHAIN": "    x = apply_op(0u, x, ops[0]);"}
-    code = render("color.wgsl", {**spec, "OP_CODES": wgsl_constants()})
+    spec = {"VEC4": True, "CH": 4, "ALPHA": False, "CHAIN": "    x = op_cdl_noclamp(x, ops[0]);"}
+    code = render("color.wgsl", spec)
     assert "fn main" in code and "fn cdl_noclamp" in code and "fn lut3d_tetrahedral" in code
-    assert "const LUT3D_TRILINEAR: u32 = 6u;" in code
+    assert "x = op_cdl_noclamp(x, ops[0]);" in code
     assert "#include" not in render("resize.wgsl", {"VERTICAL": True, "T": "f32", "PX": 3})
     with pytest.raises(KeyError, match="ALPHA"):
-        render("color.wgsl", {"VEC4": True, "CH": 4, "CHAIN": "", "OP_CODES": ""})
+        render("color.wgsl", {"VEC4": True, "CH": 4, "CHAIN": ""})
     assert load_wgsl("common.wgsl") is load_wgsl("common.wgsl")
 
 

@@ -8,9 +8,9 @@ do the same float32 arithmetic in the same order, so the slack covers only fused
 NaN/Inf (stated, and pinned by the non-finite cases below): results must be NaN and ±Inf exactly where
 the CPU's are. Colour ops follow OCIO: CDL turns a NaN after slope/offset into 0 before the power, an
 infinite channel makes a `noclamp` pixel NaN (Inf - Inf in the saturation step) and `asc` clamps ±Inf;
-matrices multiply NaN/Inf through (0 * Inf is NaN); LUT inputs that are NaN count as the domain
-minimum, ±Inf clamp to the domain ends. Resize and blur propagate NaN/Inf to every output whose taps
-read them, zero-weight taps included.
+matrices multiply NaN/Inf through (0 * Inf is NaN), except diagonal ones, which scale each channel alone
+as OCIO's do; LUT inputs that are NaN count as the domain minimum, ±Inf clamp to the domain ends. Resize and
+blur propagate NaN/Inf to every output whose taps read them, zero-weight taps included.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Place, Resize
+from oxi_cli.ops.premult import unpremultiplied
 from tests import reference as ref
 from tests.ops.harness import FLT_MIN, assert_bits_equal, assert_close, run_color, run_spatial
 
@@ -257,6 +258,27 @@ def test_colour_chain_equals_its_ops_one_by_one_on_the_gpu(gpu_backend):
     for op in ops:
         gpu_backend.color_chain(single, single, [op], True)
     assert_bits_equal(gpu_backend.download(fused), gpu_backend.download(single), "fused chain vs op by op")
+
+
+@pytest.mark.parametrize("alpha_matrix", [False, True], ids=["rgba", "rgba_alpha_matrix"])
+def test_unpremultiplied_colour_chain_gpu_matches_cpu(gpu_backend, cpu_backend, alpha_matrix):
+    """--unpremult's chain (alpha 0, 1 and fractional; NaN/Inf in colour): pixels that entered with alpha 0 come
+    out as they entered on both, all four channels, whatever the ops between did to them."""
+    img = ref.hdr_image((*SHAPE, 4), seed=12, nonfinite=True)
+    img[..., 3] = np.random.default_rng(12).choice([0.0, 1.0, 0.25, 0.7, 0.003], SHAPE).astype(np.float32)
+    ops = unpremultiplied(_chain(4, alpha_matrix))
+
+    def run(backend):
+        src = backend.upload(img.copy())
+        backend.color_chain(src, src, ops, True)
+        return np.array(backend.download(src), dtype=np.float32)
+
+    want, got = run(cpu_backend), run(gpu_backend)
+    assert_close(got, want, rtol=RTOL, scale=float(np.nanmax(np.abs(want[np.isfinite(want)]))), atol=FLT_MIN,
+                 inputs=img, what="unpremultiplied colour chain")
+    zero = img[..., 3] == 0
+    for out in (want, got):
+        assert_bits_equal(out[zero], img[zero], "alpha-0 pixels")
 
 
 # --- resize and blur -----------------------------------------------------------------------------------

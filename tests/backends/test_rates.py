@@ -14,7 +14,7 @@ import pytest
 
 from oxi_cli.backends import cost, rates_file
 from oxi_cli.backends.cost import Rates, load_rates
-from oxi_cli.backends.select import Job, get_backend
+from oxi_cli.backends.select import Workload, get_backend
 from oxi_cli.ops import Blur
 from tests.backends.conftest import require_gpu
 
@@ -142,7 +142,7 @@ def test_an_unmeasured_adapter_keeps_the_default_gpu_rates(cache_home):
 
 
 def test_auto_weighs_the_job_with_the_cached_rates(cache_home):
-    job = Job([Blur(20.0)], 4096, 2160, 4, 2)
+    job = Workload([Blur(20.0)], 4096, 2160, 4, 2)
     _write(rates_file.merged(_entry()))
     estimate = job.estimate(threads=2)
     kernels_s = estimate.cpu_s - estimate.cpu_cold_s  # the rest: the kernels are not compiled in this new cache

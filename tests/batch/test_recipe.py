@@ -123,6 +123,17 @@ blur = { radius = 6 }
     assert ops[0].style == "asc" and ops[2].filter == "mitchell" and ops[3].m[10] == 1.5 and ops[4].sigma == 2.0
 
 
+def test_recipe_unpremult_setting_reads_as_a_bool_and_wraps_each_colour_run(looks: Path):
+    recipe = looks / "cg.toml"
+    recipe.write_text('[run]\nunpremult = true\n[[op]]\ncdl = "grade.cc"\n[[op]]\nblur = 1\n'
+                      '[[op]]\nlut3d = "show.cube"\n')
+    r = load_recipe(recipe)
+    assert r.settings == {"unpremult": True}
+    ops = compile_chain(r.specs, unpremult=r.settings["unpremult"]).ops_for(64, 32)
+    assert [op.name for op in ops] == ["unpremult", "cdl", "repremult", "blur", "unpremult", "lut3d", "repremult"]
+    assert [op.name for op in compile_chain(r.specs).ops_for(64, 32)] == ["cdl", "blur", "lut3d"]
+
+
 def test_recipe_expands_where_it_appears_among_flags(looks: Path):
     (looks / "r.toml").write_text('[[op]]\nlut3d = "show.cube"\n')
     _, chain, _ = chain_from(["--blur", "1", "--recipe", str(looks / "r.toml"), "--resize", "50%"])
@@ -162,6 +173,8 @@ def test_recipe_op_values_are_checked_with_the_op_number(tmp_path: Path):
         ("[run]\nbackend = 3\n", ("[run] backend", "a string")),
         ('[output]\ncompression = ["zip"]\n', ("[output] compression", "a string")),
         ("[run]\nthreads = 100000\n", ("[run] threads", "1..")),
+        ('[run]\nunpremult = "yes"\n', ("[run] unpremult", "true or false")),
+        ("[run]\nunpremult = 1\n", ("[run] unpremult", "true or false")),
     ],
 )
 def test_a_setting_of_the_wrong_type_names_the_key_and_what_it_takes(tmp_path: Path, body: str, words):

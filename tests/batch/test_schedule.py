@@ -8,7 +8,7 @@ import pytest
 
 from oxi_cli.batch.schedule import Footprint, Scheduler
 from oxi_cli.errors import UsageError
-from oxi_cli.plan import parse_bytes
+from oxi_cli.memory import parse_bytes
 
 
 def simulate(scheduler: Scheduler, sizes: list[int], finish_order: str = "fifo") -> int:

@@ -15,11 +15,13 @@ import pytest
 OXI = shutil.which("oxi")
 
 
-def run_oxi(*args: str, module: bool = False) -> subprocess.CompletedProcess:
-    """Run the installed console script (or `python -m oxi_cli`) in a subprocess, capturing output."""
+def run_oxi(*args: str, module: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the installed console script (or `python -m oxi_cli`) in a subprocess, capturing output; `env` adds
+    to the environment (a user's OXI_OVERWRITE is left out: tests say whether outputs may be replaced)."""
     cmd = [sys.executable, "-m", "oxi_cli", *args] if module or OXI is None else [OXI, *args]
-    env = {**os.environ, "OXI_BACKEND": "cpu", "COLUMNS": "200"}
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    base = {k: v for k, v in os.environ.items() if k != "OXI_OVERWRITE"}
+    full = {**base, "OXI_BACKEND": "cpu", "COLUMNS": "200", **(env or {})}
+    return subprocess.run(cmd, capture_output=True, text=True, env=full, timeout=300)
 
 
 def hdr_rgba(height: int, width: int, seed: int = 0) -> np.ndarray:

@@ -84,8 +84,9 @@ def test_recursive_batch_mirrors_sub_folders_and_converts_by_name(tmp_path: Path
     res = run_oxi("run", str(tmp_path / "renders"), "-o", str(out), "--recursive", "--name", "{stem}.png",
                   "--resize", "16x0", "-q")
     assert res.returncode == 0, res.stderr
-    # Scene-linear EXRs written as PNG with no conversion: one warning for the batch, nothing else.
-    assert res.stderr.count("\n") == 1 and "no colour conversion" in res.stderr
+    # Scene-linear EXRs with AOVs written as PNG with no conversion: one warning of each kind for the batch (the
+    # clipping, the layers PNG cannot hold), nothing else.
+    assert res.stderr.count("\n") == 2 and "no colour conversion" in res.stderr and "not written" in res.stderr
     assert listing(out) == [os.path.join("sh010", "beauty.png"), os.path.join("sh020", "v2", "beauty.png")]
 
 

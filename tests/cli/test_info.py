@@ -67,7 +67,7 @@ def test_describe_reports_tiles_windows_types_and_attributes(tiled):
 @pytest.mark.parametrize("band_rows", [None, 1, 7, 1000])
 def test_banded_stats_equal_whole_image_numpy(tiled, band_rows):
     path, planes = tiled
-    stats = channel_stats(path, band_rows=band_rows)
+    (stats,) = channel_stats(path, band_rows=band_rows)
     for name, values in planes.items():
         check(stats[name], expected_stats(values))
 
@@ -80,7 +80,7 @@ def test_png_stats_are_in_the_0_to_1_range_oxi_processes(tmp_path: Path):
     path = tmp_path / "p.png"
     planes = {c: np.ascontiguousarray(data[..., i]) for i, c in enumerate("RGB")}
     write_image(Image(11, 9, planes, ImageMeta("png", dict.fromkeys("RGB", "uint16"))), path)
-    stats = channel_stats(path)
+    (stats,) = channel_stats(path)
     got, want = stats["G"], expected_stats(data[..., 1] / 65535.0)
     assert got["min"] == pytest.approx(want["min"]) and got["max"] == pytest.approx(want["max"])
     assert got["mean"] == pytest.approx(want["mean"], rel=1e-6) and 0.0 <= got["min"] <= got["max"] <= 1.0

@@ -75,6 +75,44 @@ def test_order_is_the_order_written_with_a_resize_between_colour_ops(hdr_float: 
     assert not np.allclose(planes(first)["R"], planes(swapped)["R"], equal_nan=True)
 
 
+def test_unpremult_wraps_each_colour_run_and_leaves_the_resize_between_on_premultiplied_pixels(
+    hdr_float: Path, looks: tuple[Path, Path], tmp_path: Path
+):
+    cc, cube = looks
+    chained = tmp_path / "chained.exr"
+    res = run_oxi("run", str(hdr_float), str(chained), "--cdl", str(cc), "--resize:filter=lanczos3", "17x0",
+                  "--lut3d", str(cube), "--unpremult", "--json")
+    assert res.returncode == 0, res.stderr
+    assert [op["op"] for op in records(res.stdout)[0]["ops"]] == [
+        "unpremult", "cdl", "repremult", "resize", "unpremult", "lut3d", "repremult"]
+    a, b, c = (tmp_path / f"step{i}.exr" for i in range(3))
+    for cmd in (["cdl", str(hdr_float), str(a), "--cdl", str(cc), "--unpremult"],
+                ["resize", str(a), str(b), "--width", "17", "--filter", "lanczos3"],
+                ["lut3d", str(b), str(c), "--lut", str(cube), "--unpremult"]):
+        step = run_oxi(*cmd)
+        assert step.returncode == 0, step.stderr
+    assert_same(chained, c)
+    whole = tmp_path / "whole.exr"  # the resize unpremultiplied too would be another picture
+    assert run_oxi("run", str(hdr_float), str(whole), "--cdl", str(cc), "--resize:filter=lanczos3", "17x0",
+                   "--lut3d", str(cube)).returncode == 0
+    assert not np.allclose(planes(chained)["R"], planes(whole)["R"], equal_nan=True)
+
+
+def test_recipe_unpremult_setting_applies_and_yields_to_the_flag(looks: tuple[Path, Path], tmp_path: Path):
+    cc, _ = looks
+    src = write_exr(tmp_path / "cg.exr", hdr_rgba(16, 20, seed=4), half=False)
+    recipe = tmp_path / "cg.toml"
+    recipe.write_text(f'[run]\nunpremult = true\n[[op]]\ncdl = "{cc.name}"\n')
+    outs = {name: tmp_path / f"{name}.exr" for name in ("recipe", "flag", "recipe_off", "plain")}
+    for name, args in {"recipe": ["--recipe", str(recipe)], "flag": ["--cdl", str(cc), "--unpremult"],
+                       "recipe_off": ["--recipe", str(recipe), "--no-unpremult"], "plain": ["--cdl", str(cc)]}.items():
+        res = run_oxi("run", str(src), str(outs[name]), *args)
+        assert res.returncode == 0, res.stderr
+    np.testing.assert_array_equal(planes(outs["recipe"])["R"], planes(outs["flag"])["R"])
+    np.testing.assert_array_equal(planes(outs["recipe_off"])["R"], planes(outs["plain"])["R"])
+    assert not np.array_equal(planes(outs["recipe"])["R"], planes(outs["plain"])["R"])
+
+
 def test_recipe_runs_the_same_chain_and_its_settings_yield_to_flags(looks: tuple[Path, Path], tmp_path: Path):
     cc, cube = looks
     shots = tmp_path / "shots"

@@ -19,7 +19,8 @@ def imported(*args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
     """Run `python -X importtime -m oxi_cli ARGS`; the top-level packages it imported (importtime logs each
     module once, on stderr, as `import time: self | cumulative | name`)."""
     cmd = [sys.executable, "-X", "importtime", "-m", "oxi_cli", *args]
-    env = {**os.environ, "COLUMNS": "200"}
+    # What a process of its own imports (through the service the command itself imports none of it).
+    env = {**os.environ, "COLUMNS": "200", "OXI_SERVER": "off"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     names = {
         line.rsplit("|", 1)[1].strip().split(".")[0]

@@ -94,3 +94,18 @@ def test_a_folder_input_with_a_file_output_names_the_folder(plate: Path, tmp_pat
     res = run_oxi("cdl", f"{shots}/", str(tmp_path / "o.exr"), "--slope", "1.1")
     assert_one_line_error(res, 2, "is a folder of inputs", "-o FOLDER")
     assert not (tmp_path / "o.exr").exists()
+
+
+@pytest.mark.parametrize(
+    ("out", "out_type", "words"),
+    [
+        ("o.exr", "uint8", ("EXR outputs store half, float or uint32, not uint8", "--out-type half or float")),
+        ("o.png", "float", ("PNG outputs store uint16 or uint8, not float",)),
+        ("o.jpg", "uint16", ("JPEG outputs store uint8, not uint16", "--out-type uint8")),
+    ],
+)
+def test_an_out_type_the_output_format_cannot_store_is_the_error_alone(plate: Path, tmp_path: Path, out, out_type,
+                                                                       words):
+    res = run_oxi("cdl", str(plate), str(tmp_path / out), "--slope", "1.1", "--out-type", out_type)
+    assert_one_line_error(res, 2, *words)
+    assert "warning" not in res.stderr and not (tmp_path / out).exists()

@@ -42,3 +42,16 @@ def run_oxi(backend: Any, ops: list[Any], img: np.ndarray) -> np.ndarray:
     planes = [np.ascontiguousarray(img[..., c]) for c in range(3)]
     handle = run_chain(backend, planes, ops, False)
     return np.stack(backend.download_planes(handle, np.float32), axis=-1)
+
+
+def ocio_unpremultiplied(processor: Any, rgba: np.ndarray) -> np.ndarray:
+    """What --unpremult must give on premultiplied (H, W, 4) float32: a float64 unpremultiply (alpha-0 pixels
+    kept), the processor (ocio_reference), a float64 re-premultiply; alpha-0 pixels and alpha as they went in."""
+    rgb, alpha = rgba[..., :3].astype(np.float64), rgba[..., 3:].astype(np.float64)
+    zero = alpha == 0
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        straight = np.where(zero, rgb, rgb / np.where(zero, 1.0, alpha)).astype(np.float32)
+        graded = ocio_reference(processor, straight).astype(np.float64) * alpha
+    out = rgba.astype(np.float64)
+    out[..., :3] = np.where(zero, rgba[..., :3], graded)
+    return out

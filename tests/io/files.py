@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +68,20 @@ def box(x0: int, y0: int, x1: int, y1: int) -> tuple[np.ndarray, np.ndarray]:
 
 def window(w: Any) -> tuple[int, int, int, int]:
     return (int(w[0][0]), int(w[0][1]), int(w[1][0]), int(w[1][1]))
+
+
+def flat_png(path: Path, width: int, height: int) -> Path:
+    """A black 8-bit RGB PNG of any size, written without holding its pixels: one deflate segment of 1000 zero
+    rows, fully flushed (so it stands alone), repeated; 30000x30000 (2.5 GiB decoded) is a 2.6 MB file."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row = 1 + 3 * width  # filter byte 0, then the zero samples
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = deflate.compress(bytes(row * 1000)) + deflate.flush(zlib.Z_FULL_FLUSH)
+    tail = deflate.compress(bytes(row * (height % 1000))) + deflate.flush(zlib.Z_FINISH)
+    adler = ((row * height) % 65521) << 16 | 1  # Adler-32 of zeros: A stays 1, B counts the bytes
+    stream = b"\x78\xda" + block * (height // 1000) + tail + struct.pack(">I", adler)
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", stream) + chunk(b"IEND", b""))
+    return path

@@ -118,7 +118,7 @@ def test_a_whole_image_is_written_byte_for_byte_as_openexr_writes_it(tmp_path: P
     source = write_openexr(tmp_path / "in.exr", data, "zip", origin=(2, -3))
     image = read_image(source)
     ours, theirs = tmp_path / "ours.exr", tmp_path / "theirs.exr"
-    exr.write_parts(*exr.prepared(image, codec), theirs)
+    exr.write_parts(exr.prepared(image, codec), theirs)
     if codec in CODECS:  # the chunk writer's, not OpenEXR's
         monkeypatch.setattr(exr, "write_parts", lambda *a: pytest.fail("written by OpenEXR"))
     write_image(image, ours, compression=codec)

@@ -109,7 +109,7 @@ def test_png_spec_matches_the_decoded_image(tmp_path: Path, names, kind: str):
 
 def test_png_refuses_float_types_and_names_the_out_types(tmp_path: Path):
     image = read_image(write_exr(tmp_path / "in.exr", planes("RGB", SHAPE, "half", seed=6)))
-    with pytest.raises(UsageError, match="PNG stores uint8 or uint16, not half; use --out-type uint8 or uint16"):
+    with pytest.raises(UsageError, match="PNG stores uint16 or uint8, not half; use --out-type uint16 or uint8"):
         write_image(image, tmp_path / "out.png")
     assert not (tmp_path / "out.png").exists()
 

@@ -7,7 +7,20 @@ import pytest
 
 from oxi_cli.backends.cpu.kernels import color
 from oxi_cli.backends.cpu.kernels import half as halves
-from oxi_cli.ops import Aces2Output, Cdl, Exponent, ExponentLinear, ExposureContrast, Log, Lut1d, Lut3d, Matrix, Range
+from oxi_cli.ops import (
+    Aces2Output,
+    Cdl,
+    Exponent,
+    ExponentLinear,
+    ExposureContrast,
+    Log,
+    Lut1d,
+    Lut3d,
+    Matrix,
+    Range,
+    Repremult,
+    Unpremult,
+)
 from oxi_cli.ops.codes import CODE_NAMES
 from oxi_cli.ops.program import compile_program
 from tests.reference import hdr_image
@@ -31,11 +44,13 @@ def _ops(seed: int) -> list:
 
 
 def _every_code(seed: int) -> list:
-    """Ops that between them encode every op code (the 4x4 matrix as MATRIX_RGBA when there is alpha)."""
+    """Ops that between them encode every op code (the 4x4 matrices as MATRIX_RGBA and MATRIX_SCALE_RGBA when
+    there is alpha) but REPREMULT, which _orders puts first."""
     rng = np.random.default_rng(seed)
     half_table = np.stack([np.arange(65536, dtype=np.float32) % 977 * 0.01 - 1.0] * 3, axis=1)
     return [
         *_ops(seed),
+        Unpremult(),
         Lut1d(half_table, half_domain=True),
         Exponent(gamma=(1.2, 0.8, 2.2), style="mirror"),
         ExponentLinear(gamma=(2.4, 2.4, 2.2), offset=(0.055, 0.055, 0.099)),
@@ -45,15 +60,19 @@ def _every_code(seed: int) -> list:
         Range(min_in=-0.1, max_in=float(rng.uniform(1.5, 3.0)), min_out=0.0, max_out=1.0),
         ExposureContrast(exposure=0.5, contrast=1.2, pivot=0.18),
         Aces2Output(1000.0, (0.68, 0.32, 0.265, 0.69, 0.15, 0.06, 0.3127, 0.329)),
+        Matrix.from_values([1.2, 0.0, 0.0, 0.0, 0.9, 0.0, 0.0, 0.0, 1.1], (0.01, 0.0, -0.01)),
+        Matrix.from_values(np.diag([1.2, 0.9, 1.1, 0.8]).ravel(), (0.0, 0.02, 0.0, 0.05)),
         ALPHA_MATRIX,
     ]
 
 
 def _orders(seed: int) -> list[list]:
-    """The ops as listed, reversed and shuffled: each op code first, in the middle and last somewhere."""
+    """The ops as listed, reversed and shuffled: each op code first, in the middle and last somewhere; a
+    Repremult before each, as it reads the pixel as it entered the program, its own input only there (the
+    premultiplied tests check it in a chain against OCIO)."""
     ops = _every_code(seed)
     shuffled = [ops[i] for i in np.random.default_rng(seed).permutation(len(ops))]
-    return [ops, ops[::-1], shuffled]
+    return [[Repremult(), *order] for order in (ops, ops[::-1], shuffled)]
 
 
 def test_every_op_code_has_a_cpu_loop():
@@ -61,7 +80,7 @@ def test_every_op_code_has_a_cpu_loop():
 
 
 def test_the_chains_below_use_every_op_code():
-    codes = {int(c) for c in compile_program(_every_code(0), has_alpha=True).ops[:, 0]}
+    codes = {int(c) for c in compile_program(_orders(0)[0], has_alpha=True).ops[:, 0]}
     assert codes == set(range(len(CODE_NAMES)))
 
 

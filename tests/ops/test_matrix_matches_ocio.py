@@ -43,6 +43,10 @@ MATRICES = {
     "3x4": (_dense(12, 3), None),
     "4x4": (_dense(16, 4), None),
     "4x4_offset": (_dense(16, 5), (0.01, 0.02, -0.03, 0.5)),
+    # Diagonal: OCIO scales each channel on its own (no 0 * Inf from another channel), and so must oxi.
+    "diagonal": ([20.0, 0, 0, 0, 0.5, 0, 0, 0, 1.5], None),
+    "diagonal_offset": ([1.2, 0, 0, 0.01, 0, 1.0, 0, 0.0, 0, 0, 0.8, -0.01], None),
+    "4x4_diagonal_alpha": ([1.2, 0, 0, 0, 0, 1.0, 0, 0, 0, 0, 0.8, 0, 0, 0, 0, 0.5], (0.01, 0.0, -0.01, 0.1)),
 }
 FOUR_BY_FOUR = [name for name, (values, _) in MATRICES.items() if len(values) == 16]
 
@@ -60,7 +64,11 @@ def _ocio(op: Matrix) -> OCIO.CPUProcessor:
 
 
 def _scale(op: Matrix, rgba: np.ndarray) -> np.ndarray:
-    return ref.matrix(rgba, op.m, op.offset)[1]
+    """Σ|m·v| + |offset| over the coefficients that are not 0: beside an Inf a zero one adds nothing."""
+    m = np.abs(op.array)
+    with np.errstate(invalid="ignore"):
+        terms = np.abs(rgba.astype(np.float64))[..., None, :] * m
+    return np.where(m == 0.0, 0.0, terms).sum(axis=-1) + np.abs(np.asarray(op.offset))
 
 
 @pytest.mark.parametrize("name", MATRICES)

@@ -8,6 +8,7 @@ import pytest
 
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Place, Resize
+from oxi_cli.ops.premult import unpremultiplied
 from oxi_cli.plan import make_plan
 from oxi_cli.stream import run_in_memory
 from tests.planner.conftest import plate
@@ -19,10 +20,13 @@ COLOUR = {
     "lut1d": [Lut1d(_rng.uniform(-0.5, 4.0, (1024, 3)).astype(np.float32), (-0.1,) * 3, (8.0,) * 3)],
     "lut3d": [Lut3d(_rng.uniform(-0.5, 2.0, (17, 17, 17, 3)).astype(np.float32))],
 }
+# --unpremult: each colour run between an unpremultiply and a re-premultiply by the plate's alpha.
+COLOUR["unpremultiplied"] = unpremultiplied([*COLOUR["cdl"], *COLOUR["lut3d"]])
 SPATIAL = {
     "blur": [Blur(2.5)],
     "resize": [Resize(519, 259, "lanczos3")],  # 777 -> 259 rows is 3:1; 1031 -> 519 columns has no short period
     "chain": [COLOUR["cdl"][0], Blur(1.5), Resize(687, 518, "catmull-rom")],  # 777 -> 518 rows is 3:2
+    "unpremultiplied_chain": unpremultiplied([COLOUR["cdl"][0], Resize(687, 518, "catmull-rom"), *COLOUR["lut3d"]]),
     # the chains of --fit pad (bars on every side) and --fit fill (overflow cut on every side)
     "fit_pad": [Resize(640, 482, "lanczos3", frame=(700, 560, 30, 39)), Place(700, 560, 30, 39)],
     "fill_crop": [Resize(745, 561, "lanczos3", frame=(700, 500, -22, -30)), Place(700, 500, -22, -30)],

@@ -14,17 +14,11 @@ from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.errors import UsageError
 from oxi_cli.image import ImageMeta
 from oxi_cli.io.common import ImageSpec
+from oxi_cli.memory import DEFAULT_RAM_FRACTION, default_ram_budget, parse_bytes
 from oxi_cli.ops import Blur, Cdl, Resize
 from oxi_cli.ops.resize import axis_weights
-from oxi_cli.plan import (
-    DEFAULT_RAM_FRACTION,
-    axis_spans,
-    axis_steps,
-    default_ram_budget,
-    make_plan,
-    parse_bytes,
-    segments,
-)
+from oxi_cli.plan import make_plan
+from oxi_cli.spans import axis_spans, axis_steps, segments
 
 BIG = 1 << 40
 LIMITS = DeviceLimits(BIG, BIG, 1 << 20, BIG, BIG, True, adopts_host_arrays=True)  # the CPU's

@@ -25,6 +25,9 @@ _scratch = threading.local()
 
 
 _LOOPS: dict[int, Callable[..., None]] = {}
+# Codes whose loops also take R, G, B, A as they entered the program, after their other arguments (a kernel
+# module lists them in its SOURCE): kernels/premult.py's REPREMULT gives back the pixels that entered with alpha 0.
+_READS_SOURCE: set[int] = set()
 
 
 def load_loops(names: Iterable[str]) -> None:
@@ -34,7 +37,9 @@ def load_loops(names: Iterable[str]) -> None:
     for name in names:
         home = f"{kernels.__name__}.{name}"
         if importlib.util.find_spec(home) is not None:  # an op kept elsewhere is found by _loop's full search
-            _LOOPS.update(getattr(importlib.import_module(home), "LONE", {}))
+            module = importlib.import_module(home)
+            _LOOPS.update(getattr(module, "LONE", {}))
+            _READS_SOURCE.update(getattr(module, "SOURCE", ()))
 
 
 def all_loops() -> dict[int, Callable[..., None]]:
@@ -65,19 +70,23 @@ def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.nd
     op works there in place and the result is stored in the destination's type. Values stay float32 between
     ops, as one loop applying every op per pixel keeps them (the results are the same bits), and every op has
     two compiled forms (float32, half). Without `program.uses_alpha` the A planes are never read or written and
-    may be any planes of the right type.
+    may be any planes of the right type. Loops that read the source (`_READS_SOURCE`) also get `src`'s planes
+    of the block; such a chain always works in scratch, so `src` is read as it entered even when `dst` is `src`.
     """
-    steps = [(_loop(int(code)), program.params[o:], program.tables[to:], int(n)) for code, o, to, n in program.ops]
+    steps = [(_loop(int(code)), program.params[o:], program.tables[to:], int(n), int(code) in _READS_SOURCE)
+             for code, o, to, n in program.ops]
     pixels = src[0].shape[0]
     block = min(BLOCK_PIXELS, split(pixels, threads, LEAST_PIXELS))
     alpha = program.uses_alpha
     one_type = all(p.dtype == src[0].dtype for p in (*src, *dst))
-    lone = len(steps) == 1 and one_type
-    in_place = all(s is d for s, d in zip(src, dst, strict=True)) and src[0].dtype == np.float32
+    reads_source = any(reads for *_, reads in steps)
+    lone = len(steps) == 1 and one_type and not reads_source
+    in_place = (all(s is d for s, d in zip(src, dst, strict=True)) and src[0].dtype == np.float32
+                and not reads_source)
 
     def work(start: int, stop: int) -> None:
         if lone:
-            loop, p, t, n = steps[0]
+            loop, p, t, n, _ = steps[0]
             loop(*(plane[start:stop] for plane in (*src, *dst)), p, t, n)
             return
         if in_place:
@@ -86,8 +95,9 @@ def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.nd
             scratch = _scratch_rows(block)
             gather(*src, scratch, start, stop, alpha)
             rows = [scratch[c, : stop - start] for c in range(4)]
-        for loop, p, t, n in steps:
-            loop(*rows, *rows, p, t, n)
+        source = [plane[start:stop] for plane in src] if reads_source else []
+        for loop, p, t, n, reads in steps:
+            loop(*rows, *rows, p, t, n, *(source if reads else ()))
         if not in_place:
             scatter(scratch, *dst, start, stop, alpha)
 

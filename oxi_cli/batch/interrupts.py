@@ -1,0 +1,45 @@
+"""Ctrl-C in a batch: interrupting the file threads, and holding a SIGINT back while a report comes out whole."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+from typing import Any
+
+
+def raise_in_thread(thread: threading.Thread, quiet: bool = True) -> None:
+    """Interrupt a job thread. The KeyboardInterrupt can land before the job's own handler is set up; the
+    batch reports the interruption itself, so a thread ending of it must print no traceback (`quiet`: the
+    command's process-wide threading.excepthook says so; a Python caller's hook is left as it is)."""
+    if quiet and threading.excepthook is not _quiet_on_interrupt:
+        threading.excepthook = _quiet_on_interrupt
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
+
+
+_default_excepthook = threading.excepthook
+
+
+def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
+    if not issubclass(args.exc_type, KeyboardInterrupt):
+        _default_excepthook(args)
+
+
+@contextlib.contextmanager
+def interrupts_deferred(drop: bool = False) -> Any:
+    """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt
+    (`drop`: forget it, for work that nothing is left to interrupt)."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and not drop:
+        raise KeyboardInterrupt

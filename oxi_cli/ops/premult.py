@@ -1,0 +1,139 @@
+"""Unpremultiply and re-premultiply by alpha around each run of colour ops (`--unpremult`); alpha-0 pixels kept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from oxi_cli.ops.base import ColorOp, Encoded, ImageOp
+from oxi_cli.ops.codes import REPREMULT, UNPREMULT
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class Unpremult(ColorOp):
+    """R, G, B divided by alpha; a pixel whose alpha is 0 is kept as it is (OIIO's unpremult). Alpha is read,
+    never changed; on a layer without alpha nothing changes."""
+
+    name: ClassVar[str] = "unpremult"
+    flops_per_pixel: ClassVar[int] = 4
+
+    def touches_alpha(self) -> bool:
+        return True
+
+    def encode(self, has_alpha: bool) -> Encoded:
+        # Whether channel 3 is alpha: without it the CPU hands the kernel another plane there.
+        return Encoded(UNPREMULT, [1.0 if has_alpha else 0.0])
+
+
+@dataclass(frozen=True)
+class Repremult(ColorOp):
+    """R, G, B multiplied by the alpha the pixel entered the colour program with; a pixel that entered with
+    alpha 0 comes out as it entered, so the colour ops between an Unpremult opening the program and this op
+    leave it exactly as it was (OIIO's repremult keeps such pixels' colour; a plain premultiply would make it
+    black). Alpha is read, never changed; on a layer without alpha nothing changes."""
+
+    name: ClassVar[str] = "repremult"
+    flops_per_pixel: ClassVar[int] = 3
+
+    def touches_alpha(self) -> bool:
+        return True
+
+    def encode(self, has_alpha: bool) -> Encoded:
+        return Encoded(REPREMULT, [1.0 if has_alpha else 0.0])
+
+
+class UnpremultipliedOnHost(ColorOp):
+    """A colour op no kernel runs (OCIO's CPU processor: ops/ocio_cpu.py), applied to unpremultiplied R, G, B
+    on the host as Unpremult, the op and Repremult would: the executor runs it between device programs, so it
+    cannot sit inside one."""
+
+    def __init__(self, op: ColorOp) -> None:
+        self.op = op
+        self.name = f"unpremultiplied {op.name}"  # type: ignore[misc]  # reports say which op
+
+    def __repr__(self) -> str:
+        return f"UnpremultipliedOnHost({self.op!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnpremultipliedOnHost) and other.op == self.op
+
+    def __hash__(self) -> int:
+        return hash((UnpremultipliedOnHost, self.op))
+
+    def touches_alpha(self) -> bool:
+        return True
+
+    def runs_natively(self) -> bool:
+        return False
+
+    def work(self, width: int, height: int, channels: int) -> float:
+        return self.op.work(width, height, channels) + 8.0 * width * height
+
+    def apply_on_host(self, planes: Sequence[np.ndarray]) -> None:
+        """R, G, B in place; alpha (a fourth plane, when the layer has it) is read only."""
+        import numpy as np
+
+        if len(planes) < 4:
+            self.op.apply_on_host(planes[:3])
+            return
+        rgb, alpha = list(planes[:3]), planes[3]
+        keep = alpha == 0
+        kept = [plane[keep] for plane in rgb]
+        unpremultiply(rgb, alpha)
+        self.op.apply_on_host(rgb)
+        with np.errstate(all="ignore"):  # NaN and Inf go through as IEEE says, as in the kernels
+            for plane in rgb:
+                np.multiply(plane, alpha, out=plane)
+        for plane, values in zip(rgb, kept, strict=True):
+            plane[keep] = values
+
+
+def unpremultiply(rgb: Sequence[np.ndarray], alpha: np.ndarray) -> None:
+    """R, G, B planes divided in place by `alpha` where it is not 0, as the UNPREMULT kernel (NumPy: the host's
+    and the CPU's stand-in while that kernel compiles)."""
+    import numpy as np
+
+    divisor = np.where(alpha == 0, np.float32(1.0), alpha)
+    with np.errstate(all="ignore"):  # NaN and Inf go through as IEEE says, as in the kernels
+        for plane in rgb:
+            np.divide(plane, divisor, out=plane)
+
+
+def repremultiply(planes: Sequence[np.ndarray], entered: Sequence[np.ndarray]) -> None:
+    """R, G, B, A planes re-premultiplied in place by the alpha of `entered` (the same planes as the colour
+    program began), a pixel that entered with alpha 0 given back as it entered, as the REPREMULT kernel."""
+    import numpy as np
+
+    alpha = entered[3]
+    with np.errstate(all="ignore"):
+        for plane in planes[:3]:
+            np.multiply(plane, alpha, out=plane)
+    zero = alpha == 0
+    for plane, before in zip(planes[:4], entered[:4], strict=True):
+        np.copyto(plane, before, where=zero)
+
+
+def unpremultiplied(ops: Sequence[ColorOp | ImageOp]) -> list[ColorOp | ImageOp]:
+    """The chain graded on unpremultiplied colour: each run of consecutive colour ops that kernels run between
+    an Unpremult and a Repremult (one colour program each); image ops (resize, blur, place) stay outside, on
+    premultiplied pixels, where filtering is right; an op only the host runs is unpremultiplied on the host.
+    Ops that change nothing are left out first, so they neither split a run nor make one of their own (the
+    round trip alone is not bit-exact: c / a * a may differ from c in the last bit)."""
+    found: list[ColorOp | ImageOp] = []
+    run: list[ColorOp] = []
+    for op in [op for op in ops if not op.is_identity()]:
+        if isinstance(op, ColorOp) and op.runs_natively():
+            run.append(op)
+            continue
+        found.extend(_wrapped(run))
+        run = []
+        found.append(UnpremultipliedOnHost(op) if isinstance(op, ColorOp) else op)
+    return found + _wrapped(run)
+
+
+def _wrapped(run: list[ColorOp]) -> list[ColorOp | ImageOp]:
+    return [Unpremult(), *run, Repremult()] if run else []

@@ -1,0 +1,123 @@
+"""Where a user's service lives and which build it is: a private runtime folder, a socket and lock per key."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+# Settings a process binds while it starts (imports, Numba's cache folder, thread pools): a service started
+# with other values is another service. Everything else in the environment travels with each job.
+# (Typer reads its colour and width settings once, when it is imported.)
+BOUND_AT_START = ("NUMBA_", "OMP_", "OPENBLAS_", "MKL_", "PYTHON", "LD_", "VK_", "WGPU_", "XDG_CACHE_HOME",
+                  "OXI_KERNEL_CACHE", "TYPER_", "_TYPER_", "TERMINAL_WIDTH", "FORCE_COLOR", "PY_COLORS",
+                  "GITHUB_ACTIONS")
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _sources_stamp() -> list[tuple[str, int, int]]:
+    """Name, size and modification time of every source the service runs (an edit or an upgrade changes it):
+    stat calls only, so the client pays well under a millisecond per hundred files."""
+    found = []
+    for folder in (PACKAGE, os.path.join(os.path.dirname(PACKAGE), "wgsl")):
+        if not os.path.isdir(folder):
+            continue
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in files:
+                if name.endswith((".py", ".wgsl")):
+                    info = os.stat(os.path.join(root, name))
+                    found.append((os.path.join(root, name), info.st_size, info.st_mtime_ns))
+    return sorted(found)
+
+
+def _digest() -> object:
+    """BLAKE2 from its own module: hashlib loads OpenSSL first, milliseconds every client pays."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b(digest_size=12)
+
+
+def build_key(environ: dict[str, str] | None = None) -> str:
+    """What makes two processes interchangeable: the interpreter, oxi's version and sources, and the settings
+    bound at start. A service answers only clients with its own key."""
+    from oxi_cli import COMMAND_DEFAULTS, __version__
+
+    env = {**COMMAND_DEFAULTS, **(os.environ if environ is None else environ)}  # as a command process binds them
+    bound = sorted((k, v) for k, v in env.items() if k.startswith(BOUND_AT_START))
+    digest = _digest()
+    # The interpreter by its real path and its environment (`python` and `python3` of one venv are one build;
+    # two venvs of one interpreter are two).
+    for part in (os.path.realpath(sys.executable), sys.prefix, sys.version, PACKAGE, __version__, repr(bound),
+                 repr(_sources_stamp())):
+        digest.update(part.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _owned_private(path: str) -> bool:
+    """A real folder (not a link) owned by this user that nobody else may read, write or enter."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def _safe_parent(path: str) -> bool:
+    """Others cannot swap `path` for their own: its parent is ours, or sticky and root's (as /tmp is)."""
+    try:
+        info = os.stat(os.path.dirname(path))
+    except OSError:
+        return False
+    return info.st_uid == os.getuid() or (info.st_uid == 0 and bool(info.st_mode & stat.S_ISVTX))
+
+
+def _temp_folder(env: dict[str, str]) -> str:
+    """The temporary folder as Python's tempfile finds it, without importing tempfile (its imports cost the
+    client milliseconds)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        if env.get(name):
+            return env[name]
+    return "/tmp"
+
+
+def runtime_dir(environ: dict[str, str] | None = None) -> str | None:
+    """The user's private folder for sockets: $XDG_RUNTIME_DIR/oxi, else oxi-<uid> in the temporary folder;
+    created 0700, and used only if it is a real folder of this user's that no one else may enter."""
+    if not hasattr(os, "getuid") or not hasattr(os, "fork"):
+        return None  # Windows: no Unix sockets with peer credentials, no fork
+    env = os.environ if environ is None else environ
+    candidates = []
+    if env.get("XDG_RUNTIME_DIR"):
+        candidates.append(os.path.join(env["XDG_RUNTIME_DIR"], "oxi"))
+    candidates.append(os.path.join(_temp_folder(env), f"oxi-{os.getuid()}"))
+    for folder in candidates:
+        if not _safe_parent(folder):
+            continue
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        if _owned_private(folder):
+            return folder
+    return None
+
+
+def socket_path(folder: str, key: str) -> str:
+    return os.path.join(folder, f"{key}.sock")
+
+
+def lock_path(folder: str, key: str) -> str:
+    return os.path.join(folder, f"{key}.lock")
+
+
+def log_path(environ: dict[str, str] | None = None) -> str:
+    """The service's log, in oxi's user cache folder."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "oxi", "service.log")

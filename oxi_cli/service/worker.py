@@ -1,0 +1,269 @@
+"""A service worker: runs one client's command at a time in this warm process, exactly as the client would.
+
+The client's own standard streams (passed as descriptors), working folder, environment, umask and argv are this
+process's for the job and restored after it, so output bytes, terminal detection and progress bars are those of
+a run in the client's process. A job that was interrupted or that died leaves a worker that is not reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from oxi_cli.service import protocol
+
+
+@dataclass
+class Budget:
+    """The service's memory budget seen from a worker: a file asks the dispatcher for its bytes and waits."""
+
+    channel: socket.socket
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    waiting: dict[int, threading.Event] = field(default_factory=dict)
+    held: list[tuple[int, int]] = field(default_factory=list)  # (ticket, bytes) granted and not yet released
+    counter: int = 0
+    gone: bool = False  # the dispatcher closed its end
+
+    def acquire(self, nbytes: int, cancelled: Any) -> None:
+        with self.lock:
+            self.counter += 1
+            ticket = self.counter
+            event = self.waiting[ticket] = threading.Event()
+            if self.gone:
+                event.set()
+            else:
+                with contextlib.suppress(OSError):
+                    protocol.send(self.channel, {"admit": int(nbytes), "ticket": ticket})
+        while not event.wait(0.1):
+            if cancelled():
+                with self.lock, contextlib.suppress(OSError):
+                    del self.waiting[ticket]
+                    protocol.send(self.channel, {"release": ticket})
+                raise KeyboardInterrupt
+        with self.lock:
+            del self.waiting[ticket]
+            self.held.append((ticket, int(nbytes)))
+
+    def release(self, nbytes: int) -> None:
+        with self.lock:
+            ticket = next(t for t, n in self.held if n == int(nbytes))
+            self.held.remove((ticket, int(nbytes)))
+            if not self.gone:
+                with contextlib.suppress(OSError):
+                    protocol.send(self.channel, {"release": ticket})
+
+    def granted(self, ticket: int) -> None:
+        with self.lock:
+            event = self.waiting.get(ticket)
+        if event is not None:
+            event.set()
+
+    def lost(self) -> None:
+        """The dispatcher is gone: nobody grants any more, so files waiting go ahead (their job finishes)."""
+        with self.lock:
+            self.gone = True
+            for event in self.waiting.values():
+                event.set()
+
+
+class _ClientJob:
+    """One client's job in this process: its descriptors in place of ours, its settings, and a watch on its
+    connection (a Ctrl-C it forwards, or its end) that interrupts the job."""
+
+    def __init__(self, request: dict[str, Any], fds: list[int]) -> None:
+        self.request = request
+        self.client = socket.socket(fileno=fds[0])
+        self.stdio = fds[1:4]
+        self.interrupted = threading.Event()
+        self.finished = threading.Event()
+
+    def watch(self) -> None:
+        """On the client's Ctrl-C (a {"signal": "INT"} frame) or its disappearance: KeyboardInterrupt in the job."""
+        main = threading.main_thread().ident
+        try:
+            while not self.finished.is_set():
+                message, _ = protocol.recv(self.client)
+                if message is None or message.get("signal") == "INT":
+                    break
+        except (OSError, protocol.ProtocolError):
+            pass
+        if not self.finished.is_set() and main is not None:
+            self.interrupted.set()
+            signal.pthread_kill(main, signal.SIGINT)
+
+    def run(self) -> int | None:
+        """The job's exit status, sent to the client; None when its state could not be taken on (a working
+        folder that no longer exists, an unknown encoding): the client is told to run the job itself."""
+        saved = _Saved()
+        watcher = threading.Thread(target=self.watch, name="oxi-client-watch", daemon=True)
+        code = 1
+        try:
+            _enter(self.request, self.stdio)
+        except (OSError, LookupError) as e:
+            saved.restore()
+            self._end({"refused": f"cannot take on the client's state: {e}"})
+            return None
+        try:
+            watcher.start()
+            from oxi_cli.cli.main import run_command
+
+            with warnings.catch_warnings():  # filters as they were; each warning said once per job again
+                code = run_command(self.request["prog"])
+        except KeyboardInterrupt:
+            code = 130
+        except BaseException:  # --debug's re-raise, or a bug: the traceback a process of its own would print
+            with contextlib.suppress(Exception):
+                sys.excepthook(*sys.exc_info())
+            self.interrupted.set()  # this process's state is unknown now: a fresh worker takes the next job
+        finally:
+            self.finished.set()
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            saved.restore()
+        self._end({"exit": code})
+        return code
+
+    def _end(self, reply: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            protocol.send(self.client, reply)
+        self.client.close()
+        for fd in self.stdio:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class _Saved:
+    """This process's own streams, folder, environment, umask, argv and SIGINT handler, put back after a job."""
+
+    def __init__(self) -> None:
+        self.fds = [os.dup(fd) for fd in (0, 1, 2)]
+        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+        self.cwd = os.getcwd()
+        self.environ = dict(os.environ)
+        self.umask = os.umask(0o077)
+        os.umask(self.umask)
+        self.argv = list(sys.argv)
+        self.sigint = signal.getsignal(signal.SIGINT)
+
+    def restore(self) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        for fd, saved in zip((0, 1, 2), self.fds, strict=True):
+            os.dup2(saved, fd)
+            os.close(saved)
+        sys.stdin, sys.stdout, sys.stderr = self.streams
+        os.chdir(self.cwd)
+        _replace_environ(self.environ)
+        os.umask(self.umask)
+        sys.argv = self.argv
+        signal.signal(signal.SIGINT, self.sigint)
+
+
+def _replace_environ(env: dict[str, str]) -> None:
+    for name in [n for n in os.environ if n not in env]:
+        del os.environ[name]
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+def _enter(request: dict[str, Any], stdio: list[int]) -> None:
+    """The client's descriptors on 0, 1, 2 (new text streams over them in its encodings), its folder,
+    environment, umask and argv; warnings said once per job, as in a new process."""
+    for fd, theirs in zip((0, 1, 2), stdio, strict=True):
+        os.dup2(theirs, fd)
+    encodings = request["streams"]
+    sys.stdin = _text(0, "r", encodings[0])
+    sys.stdout = _text(1, "w", encodings[1])
+    sys.stderr = _text(2, "w", encodings[2])
+    os.chdir(request["cwd"])
+    _replace_environ(request["env"])
+    os.umask(request["umask"])
+    sys.argv = ["oxi", *request["argv"]]
+    _fresh_process_state()
+
+
+def _text(fd: int, mode: str, stream: dict[str, str]) -> io.TextIOWrapper:
+    """A text stream over descriptor `fd` as Python would have made it in the client (line-buffered on a
+    terminal, stderr always; the client's encoding and error handler)."""
+    raw = io.FileIO(fd, mode, closefd=False)
+    tty = raw.isatty()
+    buffered = io.BufferedWriter(raw) if mode == "w" else io.BufferedReader(raw)
+    return io.TextIOWrapper(buffered, encoding=stream["encoding"], errors=stream["errors"],
+                            line_buffering=tty or fd == 2)
+
+
+def _fresh_process_state() -> None:
+    """What a command keeps for the rest of its process and a new job must not inherit."""
+    from oxi_cli import execute
+
+    execute.reset_warnings()
+
+
+def _devices() -> list[str]:
+    from oxi_cli.backends.select import held_devices
+
+    return held_devices()
+
+
+def _hold_devices() -> None:
+    """Between jobs, open the GPU `auto` would use (in the background), so the next jobs find it warm and weigh
+    it so: only a long-lived process gains from holding it (the one-shot command opens it only when a job
+    chooses it), and the dispatcher asks one worker at a time to. Idle workers exit after a minute, closing it
+    (server.WORKER_IDLE)."""
+    from oxi_cli.backends.select import hold_gpu
+
+    hold_gpu()
+
+
+def serve(channel: socket.socket) -> None:
+    """The worker's life: jobs from the dispatcher one at a time, until it says stop or a job leaves this
+    process unfit for another (then the dispatcher starts a fresh worker)."""
+    from oxi_cli.batch import schedule
+
+    budget = Budget(channel)
+    schedule.share_budget(budget)
+    jobs: queue.Queue[tuple[dict[str, Any], list[int]] | None] = queue.Queue()  # (the dispatcher's message, fds)
+
+    def listen() -> None:
+        try:
+            while True:
+                message, fds = protocol.recv(channel, want_fds=True)
+                if message is None or message.get("stop"):
+                    break
+                if "admitted" in message:
+                    budget.granted(int(message["admitted"]))
+                elif "job" in message:
+                    jobs.put((message, fds))
+        except (OSError, protocol.ProtocolError):
+            pass
+        budget.lost()
+        jobs.put(None)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # only a job's own client interrupts this process
+    threading.Thread(target=listen, name="oxi-dispatcher-link", daemon=True).start()
+    while (item := jobs.get()) is not None:
+        message, fds = item
+        job = _ClientJob(message["job"], fds)
+        job.run()
+        reusable = not job.interrupted.is_set()
+        if reusable and message.get("hold_gpu"):
+            _hold_devices()
+        with contextlib.suppress(OSError):
+            protocol.send(channel, {"done": True, "reusable": reusable, "devices": _devices()})
+        if not reusable:
+            break
+    os._exit(0)
