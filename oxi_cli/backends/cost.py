@@ -7,6 +7,7 @@ import math
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from oxi_cli.backends import rates_file
@@ -216,10 +217,21 @@ def load_rates(device: int | None = None, any_kind: bool = False) -> Rates:
         return Rates(note=f"the rates cache {rates_file.cache_path()} is damaged ({type(e).__name__}: {e})")
 
 
-@functools.lru_cache(maxsize=1)
 def cached_entry() -> tuple[dict[str, Any] | None, str]:
-    """One small JSON read per process (`cache_clear()` after writing the cache)."""
-    return rates_file.read_entry()
+    """This host's entry of the rates cache, read again only when the file changes: keyed by its path, size and
+    time, as a warm service worker outlives an `oxi probe --calibrate` that rewrites it (one stat a call)."""
+    path = rates_file.cache_path()
+    try:
+        info = os.stat(path)
+        stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)
+    except OSError:  # missing or unreadable: read_entry says which
+        stamp = None
+    return _entry_at(str(path), stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _entry_at(path: str, stamp: tuple[int, int, int] | None) -> tuple[dict[str, Any] | None, str]:
+    return rates_file.read_entry(Path(path))
 
 
 def _rate(record: dict[str, Any], key: str, zero: bool = False) -> float:

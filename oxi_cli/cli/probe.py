@@ -142,7 +142,7 @@ def run_calibration(quiet: bool) -> dict[str, Any]:
     device measured is named on stderr as it starts unless `quiet` (--json)."""
     import sys
 
-    from oxi_cli.backends import calibrate, cost, rates_file
+    from oxi_cli.backends import calibrate, rates_file
     from oxi_cli.errors import ProcessingError
     from oxi_cli.io.atomic import atomic_output
 
@@ -164,7 +164,6 @@ def run_calibration(quiet: bool) -> dict[str, Any]:
     text = rates_file.merged(result.entry, path)
     with atomic_output(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
-    cost.cached_entry.cache_clear()
     return {"cache": str(path), "seconds": result.entry["seconds"], "problems": result.problems}
 
 

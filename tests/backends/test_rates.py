@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oxi_cli.backends import cost, rates_file
+from oxi_cli.backends import rates_file
 from oxi_cli.backends.cost import Rates, load_rates
 from oxi_cli.backends.select import Workload, get_backend
 from oxi_cli.ops import Blur
@@ -51,9 +51,7 @@ def calibrated(tmp_path_factory) -> tuple[Path, dict]:
 def cache_home(tmp_path, monkeypatch) -> Path:
     """A rates cache folder for this test, read afresh by load_rates."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cost.cached_entry.cache_clear()
-    yield tmp_path
-    cost.cached_entry.cache_clear()
+    return tmp_path
 
 
 def _entry(**cpu: float) -> dict:
@@ -133,6 +131,18 @@ def test_cached_rates_round_trip(cache_home):
     assert (rates.gpu_flops, rates.gpu_color_flops, rates.gpu_extra_start_s) == (2e12, 1e12, 0.5)
     assert (rates.gpu_upload_bps, rates.gpu_download_bps, rates.gpu_name) == (4e9, 3e9, "Test GPU")
     assert rates.measured_at and "measured on this host" in rates.describe()
+
+
+def test_a_long_lived_process_reads_rates_calibrated_after_its_first_read(cache_home):
+    _write(rates_file.merged(_entry()))
+    assert load_rates().cpu_flops_per_core == 2e9
+    # As `oxi probe --calibrate` in another process writes it, under a warm service worker: a new file put in place.
+    path = rates_file.cache_path()
+    path.with_suffix(".tmp").write_text(rates_file.merged(_entry(flops_per_core=5e9)))
+    os.replace(path.with_suffix(".tmp"), path)
+    assert load_rates().cpu_flops_per_core == 5e9
+    path.unlink()
+    assert load_rates().cpu_flops_per_core == Rates().cpu_flops_per_core
 
 
 def test_an_unmeasured_adapter_keeps_the_default_gpu_rates(cache_home):
