@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -138,6 +140,26 @@ def test_a_forked_child_runs_blocks_on_threads_of_its_own():
         os._exit(0 if sorted(done) == list(range(0, 100, 10)) else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_child_forked_while_a_thread_makes_a_pool_still_runs_blocks():
+    from oxi_cli.backends.cpu import pool
+
+    with pool._lock:  # as a thread of the parent's inside _pool() at the moment of the fork
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through its exit status
+            done: list[int] = []
+            pool.run_blocks(lambda s, e: done.append(s), 100, 10, threads=3)
+            os._exit(0 if sorted(done) == list(range(0, 100, 10)) else 1)
+    deadline = time.monotonic() + 20
+    while (ended := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if ended[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the child waited forever for the lock its parent's thread held at the fork")
+    assert os.waitstatus_to_exitcode(ended[1]) == 0
 
 
 def test_the_thread_count_is_the_request_clamped_to_the_cores():

@@ -9,8 +9,18 @@ from concurrent.futures import ThreadPoolExecutor
 
 _pools: dict[int, ThreadPoolExecutor] = {}
 _lock = threading.Lock()
-if hasattr(os, "register_at_fork"):  # a forked child has none of its parent's threads: it starts pools afresh
-    os.register_at_fork(after_in_child=_pools.clear)
+
+
+def _afresh_in_child() -> None:
+    """A forked child (a service worker) has none of its parent's threads: its pools start afresh, and so does
+    the lock, which a parent's thread may have held at the fork."""
+    global _lock
+    _pools.clear()
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_afresh_in_child)
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
