@@ -284,18 +284,22 @@ def compile_in_background(names: Iterable[str]) -> bool:
         wanted = set(names) - _started
         if not wanted or where.path is None or not where.writable:
             return False
-        first = not _started
+        gathering = not _pending  # a new gathering: the last one's process has started (a long-lived process)
         _started.update(wanted)
         _pending.update(wanted)
-    if first:
-        timer = threading.Timer(GATHER_S, _spawn)
+    if gathering:
+        timer = threading.Timer(GATHER_S, start_pending)
         timer.daemon = True
         timer.start()
-        atexit.register(_spawn)
+        atexit.unregister(start_pending)  # once, however many gatherings
+        atexit.register(start_pending)
     return True
 
 
-def _spawn() -> None:
+def start_pending() -> None:
+    """Start the background compile of the modules gathered so far, now rather than when the gathering ends or
+    the process exits: a service worker calls it at the end of each job, as it leaves by os._exit (no exit
+    handler runs) and may be killed with its service, while the compile lives on in a session of its own."""
     # Under the lock throughout: the exit handler must not return (and the process end, killing the timer's
     # thread) while the timer's spawn has started the child but not yet marked it pending.
     with _spawning:
@@ -347,7 +351,7 @@ def _alive(pid: int) -> bool:
 def wait_for_compiles(limit_s: float = 900.0) -> bool:
     """Block until every background compile started on this cache has ended (a benchmark's or a test's wait);
     False on timeout."""
-    _spawn()  # this process's own, if still being gathered
+    start_pending()  # this process's own, if still being gathered
     where = location()
     if where.path is None:
         return True
