@@ -109,8 +109,10 @@ def run_once(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> Sample
 
 def run_capturing(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[Sample, str]:
     """run_once(), also returning what `cmd` printed on stdout (oxi's --json records)."""
+    # Benchmarks time oxi's kernels: a cold one compiles in the run that meets it (the untimed warm-up), rather
+    # than the run going another way while a background process compiles (bench_first_run.py times that path).
     # Runs repeat one command into one output: it may replace its last run's (oxi refuses without consent).
-    full_env = {**os.environ, "OXI_OVERWRITE": "1", **(env or {})}
+    full_env = {"OXI_WAIT_FOR_KERNELS": "1", **os.environ, "OXI_OVERWRITE": "1", **(env or {})}
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out, \
             tempfile.NamedTemporaryFile("r", suffix=".txt") as res:
         wrapper = [sys.executable, "-I", "-S", "-c", _WRAPPER, res.name, *cmd]

@@ -320,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_cpu:
         from oxi_cli.backends.cpu.backend import CpuBackend
 
-        cpu = CpuBackend(args.threads)
+        cpu = CpuBackend(args.threads, wait_for_kernels=True)  # the kernels, never their stand-ins
     wanted = {k.strip() for k in args.ops.split(",") if k.strip()}
     cases = [c for c in mem_cases(args.width, args.height) if not wanted or c.key in wanted]
     meta = {"width": args.width, "height": args.height, "device": f"{gpu.adapter.name} via {gpu.adapter.api}",

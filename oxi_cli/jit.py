@@ -1,37 +1,25 @@
-"""One place for Numba's options: a user-level cache folder and the decorators every kernel uses (the CPU
-backend's and the LUT row scanner's); below backends and formats, so neither imports the other."""
+"""One place for Numba's options: the kernel cache folder, the decorators every kernel uses (the CPU backend's and
+the LUT row scanner's) and running with cached kernels only; below backends and formats, so neither imports the
+other."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from oxi_cli.user_cache import cache_dir, sources_digest
+from oxi_cli import kernel_cache
+from oxi_cli.user_cache import cache_dir
 
+# Numba's own setting, for jitted functions outside oxi (a test's); oxi's kernels go where
+# kernel_cache.location() says (_OxiLocator below). Set before Numba loads.
+os.environ.setdefault("NUMBA_CACHE_DIR", cache_dir("numba"))
 
-def _sources_key() -> str:
-    """A digest of every source a kernel is built from. Numba checks only the timestamp of the file that
-    defines a kernel, not of the files it calls into (kernels/half.py, cdl.py, ops/codes.py's op codes):
-    a cache folder per digest means an edit or an upgrade never runs stale machine code."""
-    here = Path(__file__).parent
-    kernels = (here / "backends" / "cpu" / "kernels").glob("*.py")
-    return sources_digest([here / "jit.py", here / "ops" / "codes.py", here / "formats" / "rows.py", *kernels])[:16]
-
-
-def _cache_dir() -> str:
-    return cache_dir("numba", _sources_key())
-
-
-# Must be set before numba is imported: site-packages may be read-only, and a user cache survives upgrades.
-os.environ.setdefault("NUMBA_CACHE_DIR", _cache_dir())
-# Numba's OpenMP threads spin after each parallel loop by default, on cores that the EXR codec threads of a
-# band pipeline need; where one of them is descheduled instead, the next loop waits for it. Sleeping at once
-# made 8K bands on 16 cores 1.14-1.41x faster (cdl, blur, resize; alternating runs on the H100 box) and a 4K
-# cdl on 2 cores 1.41 -> 1.21 s. Set before the OpenMP runtime loads; a user's own setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
+import contextlib  # noqa: E402
 import importlib.abc  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from typing import Any  # noqa: E402
 
 # Numba imports these when they are installed, for what no oxi kernel uses: SciPy (0.2-0.3 s, probed when
 # numba.np.arraymath loads, which only compiling needs) to back np.dot with BLAS, coverage (0.11 s on the H100
@@ -85,29 +73,174 @@ def _load_cached_kernels_lean() -> None:
     Cache.load_overload = load_overload
 
 
+class ColdKernel(Exception):
+    """A kernel this job needs is not in the cache, and compiling was not allowed (`cached_only`)."""
+
+    def __init__(self, name: str, args: tuple) -> None:
+        super().__init__(f"{name}{args} is not compiled yet")
+        self.name = name
+
+
+_allowed = threading.local()
+
+
+@contextlib.contextmanager
+def cached_only() -> Iterator[None]:
+    """Kernels called on this thread inside the block load from the cache or raise ColdKernel: nothing
+    compiles (Numba announces every compile as a `numba:compile` event, which _Refuse answers)."""
+    before = getattr(_allowed, "cached_only", False)
+    _allowed.cached_only = True
+    try:
+        yield
+    finally:
+        _allowed.cached_only = before
+
+
+def _install_refusal() -> None:
+    from numba.core import event
+
+    class _Refuse(event.Listener):
+        def on_start(self, ev) -> None:  # noqa: ANN001
+            if getattr(_allowed, "cached_only", False):
+                dispatcher = ev.data["dispatcher"]
+                raise ColdKernel(getattr(dispatcher, "__name__", str(dispatcher)), tuple(ev.data["args"]))
+
+        def on_end(self, ev) -> None:  # noqa: ANN001
+            pass
+
+    event.register("numba:compile", _Refuse())
+
+
+def _install_locator() -> None:
+    """oxi's kernels cache into kernel_cache.location(): a folder per key, named by the package path of each
+    source folder (not its place on disk, so a cache built once serves any install of the same oxi), read-only
+    where the location is (then nothing is saved: a kernel compiled anyway stays in this process)."""
+    from numba.core import caching
+    from numba.core.caching import Cache, _CacheLocator, _SourceFileBackedLocatorMixin
+
+    where = kernel_cache.location()
+    package = Path(__file__).resolve().parent
+
+    class _OxiLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
+        def __init__(self, py_func, py_file) -> None:  # noqa: ANN001
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            relative = Path(py_file).resolve().parent.relative_to(package.parent)
+            self._cache_path = str(where.path / ".".join(relative.parts))
+
+        def get_cache_path(self) -> str:
+            return self._cache_path
+
+        def ensure_cache_path(self) -> None:
+            if where.writable:
+                super().ensure_cache_path()
+            elif not os.path.isdir(self._cache_path):
+                raise OSError(f"{self._cache_path} does not exist")
+
+        @classmethod
+        def from_function(cls, py_func, py_file):  # noqa: ANN001, ANN206
+            inside = where.path is not None and Path(py_file).resolve().is_relative_to(package)
+            return super().from_function(py_func, py_file) if inside else None
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed in Numba 0.61
+    impl._locator_classes.insert(0, _OxiLocator)
+    original = Cache.save_overload
+
+    def save_overload(self, sig, data):  # noqa: ANN001, ANN202
+        if isinstance(self._impl.locator, _OxiLocator) and not where.writable:
+            return None
+        return original(self, sig, data)
+
+    Cache.save_overload = save_overload
+    _save_entries_whole()
+
+
+def _save_entries_whole() -> None:
+    """Several processes compile into one cache at once (`oxi probe --compile`'s workers, a background compile
+    beside a job): Numba names a new entry's file by counting its index's entries, so two processes saving
+    different signatures of one function could each write entry 1, the index naming one signature and the file
+    holding the other's machine code. Each entry gets a file name of its own, written before the index names
+    it: a lost race costs an entry (compiled again later), never the wrong code."""
+    import uuid
+
+    from numba.core.caching import IndexDataCacheFile
+
+    if not all(hasattr(IndexDataCacheFile, n) for n in ("_load_index", "_save_index", "_save_data")):
+        return
+
+    def save(self, key, data):  # noqa: ANN001, ANN202
+        name = f"{self._index_name.removesuffix('.nbi')}.{uuid.uuid4().hex[:16]}.nbc"
+        self._save_data(name, data)
+        overloads = self._load_index()
+        overloads[key] = name
+        self._save_index(overloads)
+
+    IndexDataCacheFile.save = save
+
+
 _import_numba_lean()
 _load_cached_kernels_lean()
+_install_locator()
+_install_refusal()
 
 import numba  # noqa: E402
 
-# No fastmath: NaN and Inf must propagate exactly as the reference implementations say.
-kernel = numba.njit(parallel=True, cache=True, nogil=True)
+
+# Kernels are serial loops over a block of pixels or rows, run on every core by a thread pool
+# (backends/cpu/pool.py) with the GIL released. Numba's parallel=True compiled each loop 3-4x slower (its parfor
+# passes took most of a minute for ACES 2.0), for the same speed. No fastmath: NaN and Inf must propagate
+# exactly as the reference implementations say.
+def _distinct(jit: Callable[[Callable], Any]) -> Callable[[Callable], Any]:
+    """A kernel decorator whose arrays LLVM may take as distinct (noalias), as Numba's parallel loops took them:
+    without that, a loop writing R, G, B and reading a LUT at computed indices does not vectorise (the 3D LUT
+    ran 5x slower). Every caller passes planes that do not overlap, or that the kernel leaves alone."""
+
+    def decorate(func: Callable) -> Any:
+        dispatcher = jit(func)
+        compiler = getattr(dispatcher, "_compiler", None)
+        customize = getattr(compiler, "_customize_flags", None)
+        if customize is not None:
+
+            def distinct(flags):  # noqa: ANN001, ANN202
+                flags = customize(flags)
+                flags.noalias = True
+                return flags
+
+            compiler._customize_flags = distinct
+        return dispatcher
+
+    return decorate
+
+
+_CACHE = kernel_cache.location().path is not None  # else every process compiles: no folder is safe to use
+kernel = _distinct(numba.njit(cache=_CACHE, nogil=True))
 # Neighbourhood sums may fuse multiply-adds (more accurate, never changes NaN/Inf behaviour).
-spatial_kernel = numba.njit(parallel=True, cache=True, nogil=True, fastmath={"contract"})
-serial = numba.njit(cache=True, nogil=True, inline="always")
+spatial_kernel = _distinct(numba.njit(cache=_CACHE, nogil=True, fastmath={"contract"}))
 # Loops LLVM should vectorise divide as IEEE says (x / 0 is +-Inf or NaN): Numba's default checks every divisor
 # for zero to raise ZeroDivisionError, a branch in the loop, which no longer vectorises.
-vector_kernel = numba.njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+vector_kernel = _distinct(numba.njit(cache=_CACHE, nogil=True, error_model="numpy"))
+# Per-pixel functions: typed and compiled once per signature, then inlined by LLVM into every loop calling them
+# (forceinline), so the loops still vectorise. Numba's own inlining (inline="always") typed and lowered them again
+# at every call site: 40-60% of a kernel's compile time. Only kernels call them, so no Python wrappers.
+serial = numba.njit(cache=_CACHE, nogil=True, error_model="numpy", forceinline=True, no_cpython_wrapper=True,
+                    no_cfunc_wrapper=True, _nrt=False)
+# The same for neighbourhood sums (a spatial_kernel's fused multiply-adds).
+spatial_serial = numba.njit(cache=_CACHE, nogil=True, fastmath={"contract"}, forceinline=True,
+                            no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False)
 # Maths helpers that such loops call a dozen times each (kernels/mathf.py): compiled once, inlined by LLVM where
-# small enough. Inlined as Numba IR instead, every call is typed and lowered again (a kernel doing that took a
-# minute); `helper_inline` is for the thin ones around them that LLVM would leave as calls.
-helper = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-helper_inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-prange = numba.prange
+# small enough; `helper_inline` for the ones LLVM would leave as calls.
+helper = numba.njit(cache=_CACHE, nogil=True, error_model="numpy", fastmath={"contract"})
+helper_inline = serial
 
 
-def set_threads(n: int | None) -> int:
-    """Clamp a requested thread count to what Numba can use; returns the count in effect."""
-    if n is not None:
-        numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
-    return numba.get_num_threads()
+# Argument types of the forms kernels are compiled for ahead (each kernel module's FORMS): what numba.typeof
+# gives the arrays and scalars a job passes (C-contiguous, writable planes; Python ints and bools).
+F32, U16, I32 = numba.float32[::1], numba.uint16[::1], numba.int32[::1]
+F32_2D, U16_2D, I32_2D = numba.float32[:, ::1], numba.uint16[:, ::1], numba.int32[:, ::1]
+I64, BOOL = numba.int64, numba.boolean
+
+
+def threads_for(n: int | None) -> int:
+    """A requested thread count clamped to 1 .. this process's cores (all of them when None)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores if n is None else max(1, min(int(n), cores))

@@ -6,6 +6,10 @@ import os
 
 import pytest
 
+# The kernels' own tests must run the kernels: a cold one compiles and the job waits, rather than running on a
+# stand-in while a background process compiles (tests/backends/test_cold_kernels.py tests that path, as users
+# get it). Set before any oxi import; the `oxi` processes tests start inherit it.
+os.environ.setdefault("OXI_WAIT_FOR_KERNELS", "1")
 # The `oxi` commands tests run are their own processes unless a run asks for the service (`OXI_SERVER=on pytest`:
 # the same tests through it). A service left running by someone's shell must not decide which.
 os.environ.setdefault("OXI_SERVER", "off")

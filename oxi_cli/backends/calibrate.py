@@ -167,7 +167,7 @@ def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tupl
         return gpu, gpu.finish, SIZES
     from oxi_cli.backends.cpu.backend import CpuBackend
 
-    return CpuBackend(os.cpu_count()), lambda: None, CPU_SIZES
+    return CpuBackend(os.cpu_count(), wait_for_kernels=True), lambda: None, CPU_SIZES  # rates of the kernels
 
 
 def _compiled() -> bool:

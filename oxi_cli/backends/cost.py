@@ -5,14 +5,20 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from oxi_cli.backends import rates_file
 from oxi_cli.ops import ColorOp, ImageOp
 
 DEFAULTS_FROM = "the 16-core H100 box, 2026-11-23"
+# How many times a core's time a job's ops take on the CPU while their kernels are not compiled (the stand-ins:
+# OpenColorIO's CPU processor for colour ops, 3-8x; NumPy for image ops, 4-5x; 2048x2048 RGBA half, one thread,
+# the 2-core box, 2026-11-28), and with OXI_WAIT_FOR_KERNELS=1 the seconds their compile takes instead.
+COLD_COLOR_SLOWDOWN = 4.0
+COLD_IMAGE_SLOWDOWN = 5.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,8 @@ class Estimate:
     gpu_transfer_s: float
     gpu_kernel_s: float
     rates: Rates
+    cpu_cold_s: float = 0.0  # part of cpu_s: the CPU kernels this job needs that are not compiled yet
+    cold: tuple[str, ...] = ()  # those kernels' modules
 
     @property
     def gpu_s(self) -> float:
@@ -79,12 +87,14 @@ class Estimate:
     def lines(self) -> list[str]:
         """What --plan prints: both estimates, then the rates they come from."""
         gpu = self.rates.gpu_name or "a GPU"
-        return [f"estimate: CPU {self.cpu_s:.2f} s, {gpu} {self.gpu_s:.2f} s (start {self.gpu_start_s:.2f} + "
+        cold = f" (+{self.cpu_cold_s:.2f} for kernels not compiled yet: {', '.join(self.cold)})" if self.cold else ""
+        return [f"estimate: CPU {self.cpu_s:.2f} s{cold}, {gpu} {self.gpu_s:.2f} s (start {self.gpu_start_s:.2f} + "
                 f"transfers {self.gpu_transfer_s:.2f} + kernels {self.gpu_kernel_s:.2f})",
                 f"rates: {self.rates.describe()}"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cpu_s": self.cpu_s, "gpu_s": self.gpu_s, "gpu_start_s": self.gpu_start_s,
+        return {"cpu_s": self.cpu_s, "cpu_cold_s": self.cpu_cold_s, "cold_kernels": list(self.cold),
+                "gpu_s": self.gpu_s, "gpu_start_s": self.gpu_start_s,
                 "gpu_transfer_s": self.gpu_transfer_s, "gpu_kernel_s": self.gpu_kernel_s, "faster": self.faster,
                 "rates": self.rates.to_dict()}
 
@@ -124,14 +134,19 @@ def estimate(
     cores: int | None = None,
     rates: Rates | None = None,
     files: int = 1,
+    cold: Collection[str] = (),
+    compile_s: float | None = None,
     gpu_open: bool = False,
 ) -> Estimate:
     """CPU vs GPU seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
     default to this host's (load_rates). A batch of `files` alike pays the GPU's start once: each image
-    carries its share; `gpu_open`: this process holds the device already (a warm service worker), nothing."""
+    carries its share; `gpu_open`: this process holds the device already (a warm service worker), nothing.
+    `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown, or with
+    `compile_s` (a job that waits for them) that many seconds more."""
     rates = rates or load_rates()
     cores = cores or os.cpu_count() or 1
     work = chain_work(ops, width, height, channels)
+    cold_s = _cold_seconds(ops, width, height, channels, cores, rates, set(cold), compile_s)
     out_w, out_h = width, height
     for op in ops:
         if isinstance(op, ImageOp):
@@ -139,12 +154,38 @@ def estimate(
     up = width * height * channels * bytes_per_sample
     down = out_w * out_h * channels * bytes_per_sample
     return Estimate(
-        cpu_s=(work.color / rates.cpu_color_flops_per_core + work.image / rates.cpu_flops_per_core) / cores,
+        cpu_s=(work.color / rates.cpu_color_flops_per_core + work.image / rates.cpu_flops_per_core) / cores + cold_s,
         gpu_start_s=0.0 if gpu_open else rates.gpu_extra_start_s / max(1, files),
         gpu_transfer_s=up / rates.gpu_upload_bps + down / rates.gpu_download_bps,
         gpu_kernel_s=work.color / rates.gpu_color_flops + work.image / rates.gpu_flops,
         rates=rates,
+        cpu_cold_s=cold_s,
+        cold=tuple(sorted(cold)) if cold_s else (),
     )
+
+
+def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, channels: int, cores: int,
+                  rates: Rates, cold: set[str], compile_s: float | None) -> float:
+    """What kernels not compiled yet add to the CPU's seconds: the compile when the job waits for it, else the
+    extra time the stand-ins take over the kernels' for the ops whose kernels are cold."""
+    if not cold:
+        return 0.0
+    if compile_s is not None:
+        return compile_s
+    from oxi_cli.backends.cpu.cold import module_of
+
+    extra = 0.0
+    for op in ops:
+        if op.is_identity() or module_of(op) not in cold:
+            if isinstance(op, ImageOp):
+                width, height = op.out_size(width, height)
+            continue
+        if isinstance(op, ImageOp):
+            extra += op.work(width, height, channels) * (COLD_IMAGE_SLOWDOWN - 1) / rates.cpu_flops_per_core
+            width, height = op.out_size(width, height)
+        else:
+            extra += op.work(width, height, channels) * (COLD_COLOR_SLOWDOWN - 1) / rates.cpu_color_flops_per_core
+    return extra / cores
 
 
 def load_rates(device: int | None = None, any_kind: bool = False) -> Rates:
@@ -176,10 +217,21 @@ def load_rates(device: int | None = None, any_kind: bool = False) -> Rates:
         return Rates(note=f"the rates cache {rates_file.cache_path()} is damaged ({type(e).__name__}: {e})")
 
 
-@functools.lru_cache(maxsize=1)
 def cached_entry() -> tuple[dict[str, Any] | None, str]:
-    """One small JSON read per process (`cache_clear()` after writing the cache)."""
-    return rates_file.read_entry()
+    """This host's entry of the rates cache, read again only when the file changes: keyed by its path, size and
+    time, as a warm service worker outlives an `oxi probe --calibrate` that rewrites it (one stat a call)."""
+    path = rates_file.cache_path()
+    try:
+        info = os.stat(path)
+        stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)
+    except OSError:  # missing or unreadable: read_entry says which
+        stamp = None
+    return _entry_at(str(path), stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _entry_at(path: str, stamp: tuple[int, int, int] | None) -> tuple[dict[str, Any] | None, str]:
+    return rates_file.read_entry(Path(path))
 
 
 def _rate(record: dict[str, Any], key: str, zero: bool = False) -> float:

@@ -127,11 +127,16 @@ class Workload:
 
     def estimate(self, threads: int | None, device: int | None = None, any_kind: bool = False) -> Any:
         """Both backends' seconds with this host's rates (cost.load_rates: adapter `device`, else auto's GPU,
-        or with `any_kind` the one --backend gpu would open)."""
+        or with `any_kind` the one --backend gpu would open), the CPU's with what its kernels not compiled yet
+        cost this job (cpu/cold.py)."""
         from oxi_cli.backends.cost import estimate, load_rates
+        from oxi_cli.backends.cpu.cold import cold_modules, expected_seconds, waits
 
+        cold = cold_modules(self.ops)
+        compile_s = expected_seconds(cold) if cold and waits() else None
         return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
-                        rates=load_rates(device, any_kind), files=self.files, gpu_open=gpu_held(device))
+                        rates=load_rates(device, any_kind), files=self.files, cold=cold, compile_s=compile_s,
+                        gpu_open=gpu_held(device))
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:

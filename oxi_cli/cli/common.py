@@ -203,7 +203,9 @@ BackendOpt = Annotated[
     str | None,
     typer.Option(
         "--backend",
-        help="auto, cpu or gpu (env OXI_BACKEND). auto picks the best device found.",
+        help="auto, cpu or gpu (env OXI_BACKEND). auto picks the best device found. The CPU's kernels compile once "
+        "per machine, in the background: until then jobs run without waiting, on OpenColorIO and NumPy (`oxi probe "
+        "--help`).",
         autocompletion=_completing(_backends),
         rich_help_panel=COMPUTE,
         show_default=False,

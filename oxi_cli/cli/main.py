@@ -77,6 +77,18 @@ Examples:
   oxi probe
   oxi probe --json | jq '.auto'
   oxi probe --calibrate
+  oxi probe --compile
+  OXI_KERNEL_CACHE=/opt/oxi/kernels oxi probe --compile --json | jq '.compile'
+
+The CPU backend compiles its kernels (Numba) once and caches them per user
+($XDG_CACHE_HOME/oxi/kernels). A job never waits for that: while a kernel is
+not compiled, the op runs another way (OpenColorIO's CPU processor for colour
+ops, NumPy for resize, blur and place) and one background process compiles
+it for the next job. --compile compiles every kernel at once, on every core.
+OXI_KERNEL_CACHE=FOLDER names a cache to build once (a farm or container
+image) and share: it is used if it is yours, or read-only and complete; one
+built for another oxi, Numba, llvmlite, Python or CPU, or that other users
+may write into, is ignored. OXI_WAIT_FOR_KERNELS=1: compile and wait instead.
 """
 
 
@@ -86,13 +98,17 @@ def probe(
     calibrate: Annotated[bool, typer.Option(
         "--calibrate", help="Measure this host's CPU and GPU rates first (a few seconds) and cache them for auto."
     )] = False,
+    compile_kernels: Annotated[bool, typer.Option(
+        "--compile", help="Compile every CPU kernel into the kernel cache first, on every core (under a minute)."
+    )] = False,
 ) -> None:
-    """List the compute devices oxi can use, the rates `--backend auto` weighs them by, and which it picks."""
+    """List the compute devices oxi can use, the rates `--backend auto` weighs them by, which it picks, and the CPU
+    kernel cache."""
     from oxi_cli.cli.common import reporting
     from oxi_cli.cli.probe import probe as run_probe
 
     with reporting(False):
-        run_probe(json_output, calibrate)
+        run_probe(json_output, calibrate, compile_kernels)
 
 
 PROCESSING_COMMANDS = (*STEPS, "run")

@@ -1,5 +1,6 @@
-"""`oxi probe`: every wgpu adapter and the CPU backend, the rates `auto` weighs them by, which one it picks and why
-(never crashes); `--calibrate` measures the rates first and caches them."""
+"""`oxi probe`: every wgpu adapter and the CPU backend, the rates `auto` weighs them by, which one it picks and why,
+and the CPU kernel cache (never crashes); `--calibrate` measures the rates first and caches them, `--compile`
+compiles every CPU kernel into the cache first."""
 
 from __future__ import annotations
 
@@ -45,14 +46,17 @@ def collect() -> dict[str, Any]:
     if env in ("cpu", "gpu"):
         auto["overridden_by"] = f"OXI_BACKEND={env}"
     return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "bytecode": bytecode_report(),
-            "problems": problems}
+            "kernel_cache": kernel_cache_report(), "problems": problems}
 
 
-def probe(json_output: bool, calibrate: bool = False) -> None:
-    """Print the probe as rich tables, or as one JSON document with `json_output`; with `calibrate`, measure
-    this host's rates and cache them first."""
+def probe(json_output: bool, calibrate: bool = False, compile_kernels: bool = False) -> None:
+    """Print the probe as rich tables, or as one JSON document with `json_output`; with `compile_kernels`,
+    compile every CPU kernel into the cache first; with `calibrate`, measure this host's rates and cache them."""
+    compiled = compile_ahead(json_output) if compile_kernels else None
     calibration = run_calibration(json_output) if calibrate else None
     doc = collect()
+    if compiled is not None:
+        doc["compile"] = compiled
     if calibration is not None:
         doc["calibration"] = calibration
         doc["problems"] = calibration["problems"] + doc["problems"]
@@ -80,6 +84,11 @@ def probe(json_output: bool, calibrate: bool = False) -> None:
     console.print(f"auto picks: [bold]{picked}[/]: {auto['reason']}", highlight=False)
     console.print(f"rates: {doc['rates']['in_use']}", highlight=False)
     console.print(doc["bytecode"]["line"], highlight=False)
+    console.print(doc["kernel_cache"]["line"], highlight=False)
+    if compiled is not None:
+        console.print(f"compiled {len(compiled['modules'])} kernel modules in {compiled['seconds']:.1f} s on "
+                      f"{compiled['workers']} processes into {compiled['cache']} ({_size(compiled['size_bytes'])})",
+                      highlight=False)
     if calibration is not None:
         console.print(f"calibrated in {calibration['seconds']:.1f} s, cached in {calibration['cache']}",
                       highlight=False)
@@ -123,8 +132,7 @@ _ROWS = [
     ("upload / download", lambda d: "" if d["kind"] == "cpu" else
      f"{d['rates']['upload_bps'] / 1e9:.2f} / {d['rates']['download_bps'] / 1e9:.2f} GB/s"),
     ("cores", _cpu("cores")),
-    ("Numba threads", _cpu("numba_threads")),
-    ("threading layer", _cpu("threading_layer")),
+    ("kernel threads", _cpu("threads")),
     ("SIMD", _cpu("simd")),
 ]
 
@@ -134,7 +142,7 @@ def run_calibration(quiet: bool) -> dict[str, Any]:
     device measured is named on stderr as it starts unless `quiet` (--json)."""
     import sys
 
-    from oxi_cli.backends import calibrate, cost, rates_file
+    from oxi_cli.backends import calibrate, rates_file
     from oxi_cli.errors import ProcessingError
     from oxi_cli.io.atomic import atomic_output
 
@@ -156,7 +164,6 @@ def run_calibration(quiet: bool) -> dict[str, Any]:
     text = rates_file.merged(result.entry, path)
     with atomic_output(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
-    cost.cached_entry.cache_clear()
     return {"cache": str(path), "seconds": result.entry["seconds"], "problems": result.problems}
 
 
@@ -207,4 +214,113 @@ def _cpu_info(problems: list[str]) -> dict[str, Any]:
 def _size(n: int | None) -> str:
     if n is None:
         return "unknown"
+    if n < 1 << 20:
+        return f"{n >> 10} KiB"
     return f"{n / GIB:.1f} GiB" if n >= GIB else f"{n >> 20} MiB"
+
+
+def kernel_cache_report() -> dict[str, Any]:
+    """Where the CPU kernels load from, what that folder is keyed on, which modules it holds, its size, and one
+    line saying so (with what to do about a cold or refused cache)."""
+    from oxi_cli import kernel_cache
+
+    where = kernel_cache.location()
+    have = sorted(kernel_cache.compiled())
+    every = kernel_cache.modules()
+    size = kernel_cache.size_bytes()
+    missing = [m for m in every if m not in have]
+    path = str(where.path) if where.path is not None else None
+    mode = "read-only" if where.path is not None and not where.writable else "read-write"
+    if where.path is None:
+        line = f"kernel cache: none ({where.note}); each process compiles what it runs"
+    else:
+        state = "every kernel compiled" if not missing else f"{len(have)} of {len(every)} kernel modules compiled"
+        which = "the others" if have else "they"
+        hint = "" if not missing else (f"; {which} compile in the background on first use, or all at once with "
+                                       "`oxi probe --compile`")
+        line = f"kernel cache: {path} ({where.origin}, {mode}; {state}, {_size(size)}){hint}"
+        if where.note:
+            line += f"; note: {where.note}"
+    return {"path": path, "origin": where.origin, "writable": where.writable, "note": where.note,
+            "key": kernel_cache.key(), "keyed_on": kernel_cache.key_parts(), "compiled": have, "missing": missing,
+            "size_bytes": size, "log": str(kernel_cache.log_path()), "line": line}
+
+
+def compile_ahead(quiet: bool) -> dict[str, Any]:
+    """Compile every CPU kernel module (and the LUT row scanner) into the kernel cache, one process per core,
+    with a progress bar on stderr unless `quiet` (--json); what was compiled, how long it took, the cache."""
+    import threading
+    import time
+
+    from oxi_cli import kernel_cache
+    from oxi_cli.errors import ProcessingError
+
+    kernel_cache.prepare()
+    where = kernel_cache.location()
+    if where.path is None or not where.writable:
+        why = where.note or f"{where.path} is read-only"
+        raise ProcessingError(f"cannot compile into the kernel cache: {why}; set {kernel_cache.ENV} to a folder "
+                              "of your own (or unset it) and run again")
+    from oxi_cli.backends.cpu.compile import backend_modules, compile_everything
+
+    names = backend_modules()
+    workers = min(len(names), _cores())
+    t0 = time.perf_counter()
+    done: dict[str, float] = {}
+    scanner: list[BaseException] = []
+
+    def compile_scanner() -> None:  # in this process, beside the workers
+        try:
+            from oxi_cli.formats.rows import compile_ahead as compile_rows
+
+            start = time.perf_counter()
+            compile_rows()
+            done[kernel_cache.SCANNER] = time.perf_counter() - start
+            kernel_cache.record({kernel_cache.SCANNER: done[kernel_cache.SCANNER]})
+        except BaseException as exc:  # re-raised once the workers are done
+            scanner.append(exc)
+
+    rows = threading.Thread(target=compile_scanner, name="oxi-compile-rows")
+    with _progress(quiet, len(names) + 1) as advance:
+        rows.start()
+        done.update(compile_everything(workers, lambda name, s: advance(name), names))
+        rows.join()
+        if not scanner:
+            advance(kernel_cache.SCANNER)
+    if scanner:
+        raise scanner[0]
+    kernel_cache.record({}, complete=True)
+    return {"cache": str(where.path), "workers": workers, "seconds": round(time.perf_counter() - t0, 2),
+            "modules": {name: round(s, 2) for name, s in sorted(done.items())},
+            "size_bytes": kernel_cache.size_bytes()}
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class _progress:
+    """A rich progress bar on stderr (a no-op when quiet): `advance(name)` marks one module done."""
+
+    def __init__(self, quiet: bool, total: int) -> None:
+        self.quiet, self.total, self.bar, self.task = quiet, total, None, None
+
+    def __enter__(self) -> Any:
+        if not self.quiet:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("compiling CPU kernels"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("{task.description}"),
+                                console=Console(stderr=True), transient=False)
+            self.bar.start()
+            self.task = self.bar.add_task("", total=self.total)
+        return self.advance
+
+    def advance(self, name: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=name)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()

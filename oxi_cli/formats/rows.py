@@ -243,17 +243,30 @@ def _numpy_pays(nbytes: int) -> bool:
     """Whether NumPy should try a body first: never once the scanner is loaded (17³: 1.0 ms vs NumPy's 2.1)."""
     if _numba_scanner.cache_info().currsize:
         return False
-    # jit.py sets `serial` once its Numba import is done (a job's warm-up thread may be in the middle of it).
-    numba_ready = hasattr(sys.modules.get("oxi_cli.jit"), "serial")
+    # jit.py sets `kernel` once its Numba import is done (a job's warm-up thread may be in the middle of it).
+    numba_ready = hasattr(sys.modules.get("oxi_cli.jit"), "kernel")
     return nbytes <= (_NUMPY_MAX_BYTES_NUMBA_IMPORTED if numba_ready else _NUMPY_MAX_BYTES)
 
 
 @functools.cache
 def _numba_scanner() -> Callable[..., tuple[bool, int, int, int, int, int]]:
     """The Numba scanner, built on first use, so that bodies NumPy parses never import Numba."""
-    from oxi_cli.jit import serial  # the project's Numba decorator: user cache folder, no fastmath
+    from oxi_cli.jit import kernel  # the project's Numba decorator: oxi's kernel cache, no fastmath
 
-    return serial(_scan_rows)
+    return kernel(_scan_rows)
+
+
+def compile_ahead() -> None:
+    """Compile the scanner for every buffer it may read (a file's bytes, read-only, or an array): what
+    `oxi probe --compile` runs, so that no LUT parse waits for Numba."""
+    from numba import types
+
+    from oxi_cli.jit import BOOL, F32, I64
+
+    scanner = _numba_scanner()
+    for readonly in (True, False):
+        buf = types.Array(types.uint8, 1, "C", readonly=readonly)
+        scanner.compile((buf, I64, I64, F32, BOOL, BOOL, I64, I64, BOOL))
 
 
 # Mantissas of at most this many digits are taken whole by the scanner (it drops digits only once the mantissa

@@ -83,15 +83,38 @@ class UnpremultipliedOnHost(ColorOp):
         rgb, alpha = list(planes[:3]), planes[3]
         keep = alpha == 0
         kept = [plane[keep] for plane in rgb]
-        divisor = np.where(keep, np.float32(1.0), alpha)
+        unpremultiply(rgb, alpha)
+        self.op.apply_on_host(rgb)
         with np.errstate(all="ignore"):  # NaN and Inf go through as IEEE says, as in the kernels
             for plane in rgb:
-                np.divide(plane, divisor, out=plane)
-            self.op.apply_on_host(rgb)
-            for plane in rgb:
-                np.multiply(plane, divisor, out=plane)
+                np.multiply(plane, alpha, out=plane)
         for plane, values in zip(rgb, kept, strict=True):
             plane[keep] = values
+
+
+def unpremultiply(rgb: Sequence[np.ndarray], alpha: np.ndarray) -> None:
+    """R, G, B planes divided in place by `alpha` where it is not 0, as the UNPREMULT kernel (NumPy: the host's
+    and the CPU's stand-in while that kernel compiles)."""
+    import numpy as np
+
+    divisor = np.where(alpha == 0, np.float32(1.0), alpha)
+    with np.errstate(all="ignore"):  # NaN and Inf go through as IEEE says, as in the kernels
+        for plane in rgb:
+            np.divide(plane, divisor, out=plane)
+
+
+def repremultiply(planes: Sequence[np.ndarray], entered: Sequence[np.ndarray]) -> None:
+    """R, G, B, A planes re-premultiplied in place by the alpha of `entered` (the same planes as the colour
+    program began), a pixel that entered with alpha 0 given back as it entered, as the REPREMULT kernel."""
+    import numpy as np
+
+    alpha = entered[3]
+    with np.errstate(all="ignore"):
+        for plane in planes[:3]:
+            np.multiply(plane, alpha, out=plane)
+    zero = alpha == 0
+    for plane, before in zip(planes[:4], entered[:4], strict=True):
+        np.copyto(plane, before, where=zero)
 
 
 def unpremultiplied(ops: Sequence[ColorOp | ImageOp]) -> list[ColorOp | ImageOp]:

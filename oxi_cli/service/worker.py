@@ -126,6 +126,7 @@ class _ClientJob:
             self.interrupted.set()  # this process's state is unknown now: a fresh worker takes the next job
         finally:
             self.finished.set()
+            _start_background_compile()
             with contextlib.suppress(Exception):
                 sys.stdout.flush()
             with contextlib.suppress(Exception):
@@ -211,6 +212,16 @@ def _fresh_process_state() -> None:
     from oxi_cli import execute
 
     execute.reset_warnings()
+
+
+def _start_background_compile() -> None:
+    """The kernels this job found cold start compiling before its client is answered, in the job's environment,
+    as its own process would start them on exit: this worker may end by os._exit or with its service, and the
+    compile, in a session of its own, outlives both without holding up the next job."""
+    from oxi_cli import kernel_cache
+
+    with contextlib.suppress(Exception):  # a compile that cannot start leaves the job's result as it is
+        kernel_cache.start_pending()
 
 
 def _devices() -> list[str]:

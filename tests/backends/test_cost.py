@@ -57,3 +57,26 @@ def test_a_batch_shares_the_gpu_start_between_its_files():
     batch = estimate(chain, 4096, 2160, channels=4, cores=16, rates=DEFAULTS, files=32)
     assert batch.cpu_s == one.cpu_s and batch.gpu_kernel_s == one.gpu_kernel_s
     assert batch.gpu_start_s == one.gpu_start_s / 32
+
+
+def test_cold_cpu_kernels_count_in_the_cpu_estimate():
+    from oxi_cli.backends.cost import COLD_COLOR_SLOWDOWN, COLD_IMAGE_SLOWDOWN
+
+    job = ([Cdl(slope=1.1, power=1.2), Blur(3.0)], 4096, 2160)
+    warm = estimate(*job, channels=4, cores=16, rates=DEFAULTS)
+    cold_color = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl", "half"})
+    cold_both = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl", "blur", "half"})
+    color_s = Cdl(slope=1.1, power=1.2).work(4096, 2160, 4) / DEFAULTS.cpu_color_flops_per_core / 16
+    image_s = Blur(3.0).work(4096, 2160, 4) / DEFAULTS.cpu_flops_per_core / 16
+    assert abs(cold_color.cpu_s - warm.cpu_s - color_s * (COLD_COLOR_SLOWDOWN - 1)) < 1e-9
+    assert abs(cold_both.cpu_s - warm.cpu_s - color_s * (COLD_COLOR_SLOWDOWN - 1)
+               - image_s * (COLD_IMAGE_SLOWDOWN - 1)) < 1e-9
+    assert cold_both.cold == ("blur", "cdl", "half") and "not compiled yet" in cold_both.lines()[0]
+    waiting = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl"}, compile_s=2.5)
+    assert abs(waiting.cpu_s - warm.cpu_s - 2.5) < 1e-9 and waiting.gpu_s == warm.gpu_s
+
+
+def test_auto_moves_a_job_to_the_gpu_while_its_cpu_kernels_compile():
+    job = ([Blur(8.0)], *K8)
+    assert estimate(*job, channels=4, cores=64, rates=DEFAULTS).faster == "cpu"
+    assert estimate(*job, channels=4, cores=64, rates=DEFAULTS, cold={"blur"}, compile_s=6.0).faster == "gpu"

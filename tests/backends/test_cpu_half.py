@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -99,21 +101,72 @@ def test_a_callers_image_is_never_computed_in(cpu_backend):
     assert sink.image is not None and not np.array_equal(sink.image.planes["R"], before["R"])
 
 
-def test_thread_count_applies_on_the_thread_that_runs_the_kernels():
-    import numba
+def test_one_thread_runs_every_block_on_the_calling_thread():
+    from oxi_cli.backends.cpu.pool import run_blocks
 
-    backend = CpuBackend(threads=1)
-    seen: list[int] = []
-
-    def work() -> None:
-        h = backend.upload(np.ones((4, 4, 3), np.float32))
-        backend.color_chain(h, h, [Cdl(slope=2.0)], False)
-        seen.append(numba.get_num_threads())
-
-    worker = threading.Thread(target=work)
+    seen: list[tuple[int, int, int]] = []
+    worker = threading.Thread(target=lambda: run_blocks(lambda s, e: seen.append((threading.get_ident(), s, e)),
+                                                        10, 3, threads=1))
     worker.start()
     worker.join()
-    assert seen == [1]
+    assert [(s, e) for _, s, e in seen] == [(0, 3), (3, 6), (6, 9), (9, 10)]
+    assert {t for t, _, _ in seen} == {worker.ident}
+
+
+def test_blocks_on_several_threads_each_run_once_and_a_failure_reaches_the_caller():
+    from oxi_cli.backends.cpu.pool import run_blocks
+
+    done: list[int] = []
+    run_blocks(lambda s, e: done.extend(range(s, e)), 1000, 7, threads=4)
+    assert sorted(done) == list(range(1000))
+
+    def fail(start: int, stop: int) -> None:
+        if start >= 500:
+            raise ValueError(f"block {start}")
+
+    with pytest.raises(ValueError, match="block 5"):
+        run_blocks(fail, 1000, 100, threads=4)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_runs_blocks_on_threads_of_its_own():
+    from oxi_cli.backends.cpu.pool import run_blocks
+
+    run_blocks(lambda s, e: None, 100, 10, threads=2)  # the parent's pool exists before the fork
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        done: list[int] = []
+        run_blocks(lambda s, e: done.append(s), 100, 10, threads=2)
+        os._exit(0 if sorted(done) == list(range(0, 100, 10)) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_child_forked_while_a_thread_makes_a_pool_still_runs_blocks():
+    from oxi_cli.backends.cpu import pool
+
+    with pool._lock:  # as a thread of the parent's inside _pool() at the moment of the fork
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through its exit status
+            done: list[int] = []
+            pool.run_blocks(lambda s, e: done.append(s), 100, 10, threads=3)
+            os._exit(0 if sorted(done) == list(range(0, 100, 10)) else 1)
+    deadline = time.monotonic() + 20
+    while (ended := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if ended[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the child waited forever for the lock its parent's thread held at the fork")
+    assert os.waitstatus_to_exitcode(ended[1]) == 0
+
+
+def test_the_thread_count_is_the_request_clamped_to_the_cores():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert CpuBackend(threads=1).threads == 1
+    assert CpuBackend(threads=10_000).threads == cores
+    assert CpuBackend().threads == cores
 
 
 @pytest.mark.parametrize("name", ["colour", "blur", "colour then resize"])

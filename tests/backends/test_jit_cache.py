@@ -39,3 +39,20 @@ def test_cached_kernels_load_without_the_compiler_registries_and_give_the_same_b
     second = run()
     assert second["registries"] is False
     assert second["digest"] == first["digest"]
+
+
+def test_a_cache_entry_is_never_written_over_by_another_signatures_code(tmp_path):
+    """Two processes saving different signatures of one function at once (`oxi probe --compile`'s workers): the
+    index one of them wrote may be lost, but no entry's machine code is replaced by another signature's."""
+    from numba.core.caching import IndexDataCacheFile
+
+    import oxi_cli.jit  # noqa: F401  (installs oxi's saving of cache entries)
+
+    cache = IndexDataCacheFile(str(tmp_path), "kernel-12.py311", source_stamp="sources")
+    cache.save("float32 form", "float32 machine code")
+    saved = {p.name: p.read_bytes() for p in tmp_path.glob("*.nbc")}
+    (tmp_path / "kernel-12.py311.nbi").unlink()  # the other process's index, written last, did not name it
+    cache.save("half form", "half machine code")
+    assert all((tmp_path / name).read_bytes() == data for name, data in saved.items())
+    assert cache.load("half form") == "half machine code"
+    assert cache.load("float32 form") is None  # lost: it compiles again, later

@@ -121,7 +121,7 @@ def test_probe_json_lists_adapters_cpu_and_why_auto_picks(gpu_backend):
     for g in gpus:
         assert {"index", "name", "api", "kind", "driver", "max_buffer", "max_binding", "max_workgroup_size",
                 "max_texture_3d", "shader_f16", "memory"} <= set(g)
-    assert len(cpu) == 1 and {"cores", "numba_threads", "threading_layer", "simd"} <= set(cpu[0])
+    assert len(cpu) == 1 and {"cores", "threads", "simd", "cache_dir"} <= set(cpu[0])
     assert sum(d["auto"] for d in doc["devices"]) == 1
     assert doc["auto"]["backend"] in ("gpu", "cpu") and doc["auto"]["reason"]
 
@@ -129,7 +129,8 @@ def test_probe_json_lists_adapters_cpu_and_why_auto_picks(gpu_backend):
 def test_probe_table_names_the_pick():
     res = _oxi("probe", COLUMNS="120")
     assert res.returncode == 0, res.stderr
-    assert "auto picks:" in res.stdout and "CPU backend" in res.stdout and "threading layer" in res.stdout
+    assert "auto picks:" in res.stdout and "CPU backend" in res.stdout and "kernel threads" in res.stdout
+    assert "kernel cache:" in res.stdout
 
 
 @pytest.mark.parametrize(

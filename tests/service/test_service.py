@@ -362,3 +362,25 @@ def test_each_job_sees_its_own_ocio_config_as_a_process_of_its_own_would(env):
         own = oxi({**env, "OCIO": config, "OXI_SERVER": "off"}, "colorspace", "--list")
         assert served.returncode == own.returncode == 0
         assert served.stdout == own.stdout and config.split("//")[1].split("-")[0].encode() in served.stdout
+
+
+def test_kernels_each_served_job_finds_cold_compile_in_the_background_and_outlive_the_service(tmp_path, plate):
+    """One warm worker, two jobs with other cold kernels: each job runs at once on stand-ins and has started its
+    background compile by the time its client is answered (as a process of its own has when it exits: a waiter
+    never misses it; a worker's second gathering was left pending, as a worker never exits normally), and the
+    compiles live on when the service is killed."""
+    run = tmp_path / "runtime"
+    run.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run), "OXI_SERVER": "on", "OXI_BACKEND": "cpu",
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "OXI_WAIT_FOR_KERNELS": "0"}
+    env.pop("OXI_KERNEL_CACHE", None)
+    wait = [sys.executable, "-c", "from oxi_cli import kernel_cache as k; assert k.wait_for_compiles(600); "
+            "print(' '.join(sorted(k.compiled())))"]
+    first = oxi(env, "cdl", str(plate), str(tmp_path / "a.exr"), "--slope", "1.2")
+    assert first.returncode == 0 and first.stderr == b"", first.stderr
+    assert "cdl" in subprocess.run(wait, env=env, capture_output=True, text=True, timeout=900).stdout.split()
+    second = oxi(env, "matrix", str(plate), str(tmp_path / "b.exr"), "--matrix", "1.1,0,0,0,0.9,0,0,0,1")
+    assert second.returncode == 0 and second.stderr == b"", second.stderr
+    assert status(env)["jobs_served"] == 2 and status(env)["workers"] == 1
+    os.killpg(os.getpgid(status(env)["pid"]), signal.SIGKILL)  # the dispatcher and its worker, as a crash would
+    assert "matrix" in subprocess.run(wait, env=env, capture_output=True, text=True, timeout=900).stdout.split()

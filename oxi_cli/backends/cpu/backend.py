@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import import_module
 from types import ModuleType
 
 import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, adoptable, host_limits
+from oxi_cli.backends.cpu import cold, numpy_ops
+from oxi_cli.backends.cpu.pool import run_blocks, split
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
 from oxi_cli.ops.program import compile_program
@@ -47,24 +49,27 @@ class Planes:
 
 
 class CpuBackend:
-    """Handles are `Planes`; colour ops keep a half image half, spatial ops write float32."""
+    """Handles are `Planes`; colour ops keep a half image half, spatial ops write float32.
+
+    Work whose kernels are not compiled yet goes another way (backends/cpu/cold.py): colour ops through
+    OpenColorIO's CPU processor (ops/ocio_cpu.py: 5e-5 of max(|value|, 1) from the kernels, NaN and Inf alike),
+    image ops and conversions in NumPy (numpy_ops.py), while a background process compiles the kernels for the
+    next job; `wait_for_kernels` compiles them now instead (None: as OXI_WAIT_FOR_KERNELS says).
+    """
 
     name = "cpu"
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, wait_for_kernels: bool | None = None) -> None:
         self._requested = threads
         self._threads: int | None = None
+        self.wait_for_kernels = cold.waits() if wait_for_kernels is None else wait_for_kernels
 
     @property
     def threads(self) -> int:
-        """The kernels' thread count: the request clamped to what Numba can use."""
+        """The kernels' thread count: the request clamped to this process's cores."""
         if self._threads is None:
-            self._threads = import_module("oxi_cli.jit").set_threads(self._requested)
+            self._threads = import_module("oxi_cli.jit").threads_for(self._requested)
         return self._threads
-
-    def _here(self) -> None:
-        """Numba's thread count is per calling thread: apply ours on whichever thread runs a kernel."""
-        import_module("oxi_cli.jit").set_threads(self.threads)
 
     def limits(self) -> DeviceLimits:
         return host_limits()
@@ -73,14 +78,28 @@ class CpuBackend:
         """An (H, W, C) array or C (H, W) planes; half planes stay half when `half` allows, else float32.
         Copied (kernels work in place) unless `adopt`: then planes already C-contiguous in the handle's type
         become the handle as they are."""
-        self._here()
         if isinstance(pixels, np.ndarray):
             if pixels.ndim != 3:
                 raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
             pixels = [pixels[..., c] for c in range(pixels.shape[2])]
         keep = half and _kernels("half").IN_KERNELS and all(p.dtype == np.float16 for p in pixels)
         dtype = np.float16 if keep else np.float32
-        return Planes([p if adopt and adoptable(p, dtype) else _kernels("half").converted(p, dtype) for p in pixels])
+        return Planes([p if adopt and adoptable(p, dtype) else self._converted(p, dtype) for p in pixels])
+
+    def _converted(self, plane: np.ndarray, dtype: type) -> np.ndarray:
+        half = _kernels("half")
+        tiny = np.zeros(1, plane.dtype)
+        if self._ready(("convert", plane.dtype, dtype), lambda: half.converted(tiny, dtype, 1), ["half"],
+                       lambda: True):
+            return half.converted(plane, dtype, self.threads)
+        out = np.empty(plane.shape, dtype)
+        with np.errstate(over="ignore"):  # NumPy rounds as the kernels do; beyond half range becomes +-Inf
+            np.copyto(out, plane)
+        return out
+
+    def _ready(self, key: object, trial: Callable[[], None], modules: Sequence[str],
+               other_way: Callable[[], bool]) -> bool:
+        return cold.ready(key, trial, modules, other_way, self.wait_for_kernels)
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
         dtype = np.float16 if half and _kernels("half").IN_KERNELS else np.float32
@@ -99,40 +118,99 @@ class CpuBackend:
 
     def download_planes(self, handle: Planes, dtype: type = np.float32) -> list[np.ndarray]:
         """The handle's own planes where they already are `dtype`; converted copies otherwise."""
-        self._here()
-        return [p if p.dtype == dtype else _kernels("half").converted(p, dtype) for p in handle.arrays]
+        return [p if p.dtype == dtype else self._converted(p, dtype) for p in handle.arrays]
 
     def color_chain(self, src: Planes, dst: Planes, ops: Sequence[ColorOp], has_alpha: bool) -> None:
-        self._here()
         program = compile_program(ops, has_alpha)
         first = 4 if program.uses_alpha else 3
         if dst is not src:  # colour kernels write only their channels
             for c in range(first, src.shape[2]):
                 np.copyto(dst.arrays[c], src.arrays[c])
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
-        src_planes, dst_planes = ([h.bits(c) for c in (0, 1, 2, alpha)] for h in (src, dst))
+        src_planes = [src.bits(c) for c in (0, 1, 2, alpha)]
+        dst_planes = src_planes if dst is src else [dst.bits(c) for c in (0, 1, 2, alpha)]
         color = _kernels("color")
-        color.load_loops({type(op).__module__.rsplit(".", 1)[-1] for op in ops})
-        color.run_program(program, src_planes, dst_planes, color.BLOCK_PIXELS)
+        modules = {type(op).__module__.rsplit(".", 1)[-1] for op in ops}
+        color.load_loops(modules)
+        same = dst is src
+
+        def trial() -> None:  # the same kernels, argument types and path on one pixel
+            tiny = [np.zeros(1, p.dtype) for p in src_planes]
+            color.run_program(program, tiny, tiny if same else [np.zeros(1, p.dtype) for p in dst_planes], 1)
+
+        key = ("color", program.key, program.uses_alpha, src_planes[0].dtype, dst_planes[0].dtype, same)
+        from oxi_cli.ops.ocio_cpu import covers, for_ops
+
+        if self._ready(key, trial, [*modules, "half"], lambda: covers(ops) and cold.ocio_available()):
+            color.run_program(program, src_planes, dst_planes, self.threads)
+            return
+
+        if not same:
+            with np.errstate(over="ignore"):
+                for c in range(first):
+                    np.copyto(dst.arrays[c], src.arrays[c])
+        for_ops(ops, has_alpha).apply_on_host(dst.arrays[:first], self.threads)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
-        """Run one image op: the method of this backend named after it (resize, blur, place)."""
-        self._here()
-        getattr(self, op.name)(src, dst, op)
+        """Run one image op: the method of this backend named after it (resize, blur, place), or its NumPy
+        version while the kernel is not compiled."""
+        tiny = op.sample()
 
-    def resize(self, src: Planes, dst: Planes, op: Resize) -> None:
-        h, w, c = src.shape
+        def trial() -> None:
+            planes = Planes([np.zeros((2, 2), src.arrays[0].dtype)])
+            w, h = tiny.out_size(2, 2)
+            getattr(self, op.name)(planes, Planes([np.zeros((h, w), dst.arrays[0].dtype)]), tiny, 1)
+
+        key = ("spatial", op.name, src.arrays[0].dtype, dst.arrays[0].dtype)
+        if self._ready(key, trial, [op.name], lambda: hasattr(self, f"_{op.name}_numpy")):
+            getattr(self, op.name)(src, dst, op)
+        else:
+            getattr(self, f"_{op.name}_numpy")(src, dst, op)
+
+    def _rows(self, dst: Planes, each: Callable[[int, int, int], None], threads: int | None = None) -> None:
+        """each(channel, first, last) over every channel's output rows, about four tasks a thread."""
+        h, _, c = dst.shape
+        threads = threads or self.threads
+        rows = min(h, split(h * c, threads, 1))
+        tasks = [(i, first, min(first + rows, h)) for i in range(c) for first in range(0, h, rows)]
+
+        def run(start: int, stop: int) -> None:
+            for task in tasks[start:stop]:
+                each(*task)
+
+        run_blocks(run, len(tasks), 1, threads)
+
+    def resize(self, src: Planes, dst: Planes, op: Resize, threads: int | None = None) -> None:
+        h, w, _ = src.shape
         ys = op.weights(0, h, dst.shape[0])
         xs = op.weights(1, w, dst.shape[1])
+        yi, yw, yc, xi, xw, xc = (np.ascontiguousarray(a) for a in (ys.index, ys.weight, ys.count, xs.index,
+                                                                      xs.weight, xs.count))
         kernel = _kernels("resize").resize
-        for i in range(c):
-            kernel(src.rows(i), dst.rows(i), 1, ys.index, ys.weight, ys.count, xs.index, xs.weight, xs.count)
+        self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), 1, yi, yw, yc, xi, xw, xc, first,
+                                                      last), threads)
 
-    def blur(self, src: Planes, dst: Planes, op: Blur) -> None:
+    def blur(self, src: Planes, dst: Planes, op: Blur, threads: int | None = None) -> None:
         weights = op.weights().astype(np.float32)
-        for i in range(src.shape[2]):
-            _kernels("blur").blur(src.rows(i), dst.rows(i), 1, weights)
+        kernel = _kernels("blur").blur
+        self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), 1, weights, first, last), threads)
 
-    def place(self, src: Planes, dst: Planes, op: Place) -> None:
-        for i in range(src.shape[2]):
-            _kernels("place").place(src.rows(i), dst.rows(i), op.x, op.y)
+    def place(self, src: Planes, dst: Planes, op: Place, threads: int | None = None) -> None:
+        kernel = _kernels("place").place
+        self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), op.x, op.y, first, last),
+                   threads)
+
+    def _resize_numpy(self, src: Planes, dst: Planes, op: Resize) -> None:
+        h, w, _ = src.shape
+        ys, xs = op.weights(0, h, dst.shape[0]), op.weights(1, w, dst.shape[1])
+        self._rows(dst, lambda i, first, last: numpy_ops.resize_rows(src.arrays[i], dst.arrays[i], ys, xs, first,
+                                                                     last))
+
+    def _blur_numpy(self, src: Planes, dst: Planes, op: Blur) -> None:
+        weights = op.weights().astype(np.float32)
+        self._rows(dst, lambda i, first, last: numpy_ops.blur_rows(src.arrays[i], dst.arrays[i], weights, first,
+                                                                   last))
+
+    def _place_numpy(self, src: Planes, dst: Planes, op: Place) -> None:
+        self._rows(dst, lambda i, first, last: numpy_ops.place_rows(src.arrays[i], dst.arrays[i], op.x, op.y, first,
+                                                                    last))

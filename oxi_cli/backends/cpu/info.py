@@ -20,20 +20,15 @@ def _simd_level() -> str:
 
 def cpu_info() -> dict[str, object]:
     """A JSON-ready description of the CPU backend (imports numba, so call it lazily)."""
-    from oxi_cli import jit  # sets the cache folder before numba loads
+    from oxi_cli import jit, kernel_cache  # jit: the kernel cache's place before numba loads
 
-    numba = jit.numba
-    try:
-        layer = numba.threading_layer()
-    except ValueError:
-        layer = f"{numba.config.THREADING_LAYER} (not started)"
+    where = kernel_cache.location().path
     return {
         "name": "cpu",
         "processor": platform.processor() or platform.machine(),
         "cores": os.cpu_count(),
-        "numba_version": numba.__version__,
-        "numba_threads": numba.get_num_threads(),
-        "threading_layer": layer,
+        "numba_version": jit.numba.__version__,
+        "threads": jit.threads_for(None),  # the kernels' pool (serial nogil kernels, one block a task)
         "simd": _simd_level(),
-        "cache_dir": os.environ.get("NUMBA_CACHE_DIR"),
+        "cache_dir": None if where is None else str(where),
     }

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.mathf import pow_f32
-from oxi_cli.jit import prange, serial, vector_kernel
+from oxi_cli.jit import F32 as F32_PLANE
+from oxi_cli.jit import serial, vector_kernel
 from oxi_cli.ops.codes import ACES2_OUTPUT
 
 F = np.float32
@@ -275,24 +276,26 @@ def _to_rgb(s, p, o):
 
 
 @vector_kernel
-def aces2_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t):
-    """A lone ACES 2.0 output transform over flat planes, float32 or half bits. p holds ops/aces2.py's
-    PARAM_NAMES, t its (363, 5) table."""
+def aces2_block(r_in, g_in, b_in, r_out, g_out, b_out, p, t):
+    """The ACES 2.0 output transform over flat planes, float32 or half bits, in == out allowed. p holds
+    ops/aces2.py's PARAM_NAMES, t its (363, 5) table."""
     n = r_in.shape[0]
-    for block in prange((n + BLOCK - 1) // BLOCK):
-        start = block * BLOCK
+    s = np.empty((ROWS, BLOCK), F)
+    for start in range(0, n, BLOCK):
         count = min(BLOCK, n - start)
-        s = np.empty((ROWS, BLOCK), F)
+        rs, gs, bs = r_in[start : start + count], g_in[start : start + count], b_in[start : start + count]
         for i in range(count):
-            s[S_R, i], s[S_G, i], s[S_B, i] = load_rgb(r_in, g_in, b_in, start + i)
+            s[S_R, i], s[S_G, i], s[S_B, i] = load_rgb(rs, gs, bs, i)
         for i in range(count, BLOCK):  # a short last block repeats its first pixel: full loops vectorise
             s[S_R, i], s[S_G, i], s[S_B, i] = s[S_R, 0], s[S_G, 0], s[S_B, 0]
         _to_cam(s, p, 0)
         _hue_rows(s, p, 0, t, 0)
         _to_rgb(s, p, 0)
+        ro, go, bo = r_out[start : start + count], g_out[start : start + count], b_out[start : start + count]
         for i in range(count):
-            store_rgb(r_out, g_out, b_out, start + i, (s[S_R, i], s[S_G, i], s[S_B, i]))
+            store_rgb(ro, go, bo, i, (s[S_R, i], s[S_G, i], s[S_B, i]))
 
 
-# A chain of this op alone runs this loop (backend.color_chain), keyed by op code.
-LONE = {ACES2_OUTPUT: lambda r, g, b, a, ro, go, bo, ao, p, t, n: aces2_planes(r, g, b, ro, go, bo, p, t)}
+# A chain runs this op through this loop (kernels/color.py), keyed by op code.
+LONE = {ACES2_OUTPUT: lambda r, g, b, a, ro, go, bo, ao, p, t, n: aces2_block(r, g, b, ro, go, bo, p, t)}
+FORMS = [(aces2_block, (*(x,) * 6, F32_PLANE, F32_PLANE)) for x in PLANE_FORMS]

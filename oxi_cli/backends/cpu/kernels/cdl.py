@@ -7,9 +7,9 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.mathf import pow_f32
-from oxi_cli.jit import prange, serial, vector_kernel
+from oxi_cli.jit import BOOL, F32, serial, vector_kernel
 from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP
 
 LUMA_R, LUMA_G, LUMA_B = np.float32(0.2126), np.float32(0.7152), np.float32(0.0722)
@@ -52,20 +52,22 @@ def cdl_asc(r, g, b, p, o):
 
 
 @vector_kernel
-def cdl_planes(asc, r_in, g_in, b_in, r_out, g_out, b_out, p):
-    """A lone CDL (`asc`: clamping style) over flat planes, float32 or half bits; p[0:10] as cdl_noclamp's."""
+def cdl_block(asc, r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """A CDL (`asc`: clamping style) over flat planes, float32 or half bits, in == out allowed; p[0:10] as
+    cdl_noclamp's."""
     if asc:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, cdl_asc(r, g, b, p, 0))
     else:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, cdl_noclamp(r, g, b, p, 0))
 
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
-    CDL_NOCLAMP: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_planes(False, r, g, b, ro, go, bo, p),
-    CDL_ASC: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_planes(True, r, g, b, ro, go, bo, p),
+    CDL_NOCLAMP: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_block(False, r, g, b, ro, go, bo, p),
+    CDL_ASC: lambda r, g, b, a, ro, go, bo, ao, p, t, n: cdl_block(True, r, g, b, ro, go, bo, p),
 }
+FORMS = [(cdl_block, (BOOL, *(x,) * 6, F32)) for x in PLANE_FORMS]

@@ -1,23 +1,27 @@
-"""Colour chains on the CPU: each op's own parallel loop (its module's `LONE`), chained block by block."""
+"""Colour chains on the CPU: each op's own loop (its module's `LONE`), chained block by block on every core."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import pkgutil
+import threading
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from oxi_cli.backends.cpu import kernels
-from oxi_cli.backends.cpu.kernels.half import convert
+from oxi_cli.backends.cpu.kernels.half import gather, scatter
+from oxi_cli.backends.cpu.pool import run_blocks, split
 from oxi_cli.ops.program import Program
 
-# Pixels a chain of several ops runs through all of them at a time: 12 MiB of float32 R, G, B scratch (in L3;
-# 64K pixels a thread on 16 cores, inside L2). Each op of each block is one parallel loop and one join of
-# every thread, and a join waits for a thread another process has pushed off its core: on the 2-core box,
-# busy, a 3-op chain over 4096x2160 half took 0.5 s in 1M blocks, 0.8 s in 256K and 2.7 s in 64K (best of 7).
-BLOCK_PIXELS = 1 << 20
+# Pixels a thread runs through every op of a chain at a time: 1 MiB of float32 R, G, B, A scratch, in L2. Each
+# block is its own task for the pool (no join between ops), so the block only has to outlast a task's handoff
+# (microseconds) by far.
+BLOCK_PIXELS = 1 << 16
+# Blocks no smaller than this where an image has fewer pixels than threads x 4 x BLOCK_PIXELS.
+LEAST_PIXELS = 1 << 12
+_scratch = threading.local()
 
 
 _LOOPS: dict[int, Callable[..., None]] = {}
@@ -49,42 +53,52 @@ def _loop(code: int) -> Callable[..., None]:
     return _LOOPS[code] if code in _LOOPS else all_loops()[code]
 
 
-def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.ndarray], block: int) -> None:
+def _scratch_rows(pixels: int) -> np.ndarray:
+    """This thread's float32 scratch: four rows of at least `pixels`."""
+    rows = getattr(_scratch, "rows", None)
+    if rows is None or rows.shape[1] < pixels:
+        rows = _scratch.rows = np.empty((4, pixels), np.float32)
+    return rows
+
+
+def run_program(program: Program, src: Sequence[np.ndarray], dst: Sequence[np.ndarray], threads: int) -> None:
     """Run `program` from flat R, G, B, A planes `src` into `dst` (float32 or half bits; dst may be src).
 
-    One op runs its loop over the whole image. Longer chains go `block` pixels at a time: the first op reads
-    the source into float32 scratch, the middle ones work in the scratch in place, the last writes the
-    destination, so values stay float32 between ops, as one loop applying every op per pixel keeps them (the
-    results are the same bits). Without `program.uses_alpha` the A planes are never read or written and may
-    be any planes of the right type. Loops that read the source (`_READS_SOURCE`) get `src`'s planes of the
-    same block: a block of `dst` is written after every loop has read it, pixel by pixel by the last loop.
+    The pixels go BLOCK_PIXELS at a time through every op, one block per task on `threads` threads. A lone op
+    whose planes are all of one type runs its loop on them directly (half converts in registers); float32 planes
+    computed in place are worked in directly by every op; otherwise a block is read into float32 scratch, each
+    op works there in place and the result is stored in the destination's type. Values stay float32 between
+    ops, as one loop applying every op per pixel keeps them (the results are the same bits), and every op has
+    two compiled forms (float32, half). Without `program.uses_alpha` the A planes are never read or written and
+    may be any planes of the right type. Loops that read the source (`_READS_SOURCE`) also get `src`'s planes
+    of the block; such a chain always works in scratch, so `src` is read as it entered even when `dst` is `src`.
     """
     steps = [(_loop(int(code)), program.params[o:], program.tables[to:], int(n), int(code) in _READS_SOURCE)
              for code, o, to, n in program.ops]
-    if len(steps) == 1:
-        loop, p, t, n, reads = steps[0]
-        loop(*src, *dst, p, t, n, *(src if reads else ()))
-        return
     pixels = src[0].shape[0]
-    size = max(1, min(block, pixels))
-    scratch = np.empty((4 if program.uses_alpha else 3, size), np.float32)
-    for start in range(0, pixels, size):
-        stop = min(start + size, pixels)
-        first = [plane[start:stop] for plane in src]
-        last = [plane[start:stop] for plane in dst]
-        work = [plane[: stop - start] for plane in scratch]
-        if program.uses_alpha:
-            # With alpha every op runs float32 to float32: an op reading half R, G, B beside a float32 alpha is
-            # compiled apart, and LLVM may then order its sums otherwise (a NaN's sign can change).
-            for plane, wide in zip(first, work, strict=True):
-                convert(plane, wide)
-            first = last = work
+    block = min(BLOCK_PIXELS, split(pixels, threads, LEAST_PIXELS))
+    alpha = program.uses_alpha
+    one_type = all(p.dtype == src[0].dtype for p in (*src, *dst))
+    reads_source = any(reads for *_, reads in steps)
+    lone = len(steps) == 1 and one_type and not reads_source
+    in_place = (all(s is d for s, d in zip(src, dst, strict=True)) and src[0].dtype == np.float32
+                and not reads_source)
+
+    def work(start: int, stop: int) -> None:
+        if lone:
+            loop, p, t, n, _ = steps[0]
+            loop(*(plane[start:stop] for plane in (*src, *dst)), p, t, n)
+            return
+        if in_place:
+            rows = [plane[start:stop] for plane in src]
         else:
-            work.append(work[0])
-        source = [plane[start:stop] for plane in src]
-        for k, (loop, p, t, n, reads) in enumerate(steps):
-            loop(*(first if k == 0 else work), *(last if k == len(steps) - 1 else work), p, t, n,
-                 *(source if reads else ()))
-        if program.uses_alpha:
-            for wide, plane in zip(work, dst, strict=True):
-                convert(wide, plane[start:stop])
+            scratch = _scratch_rows(block)
+            gather(*src, scratch, start, stop, alpha)
+            rows = [scratch[c, : stop - start] for c in range(4)]
+        source = [plane[start:stop] for plane in src] if reads_source else []
+        for loop, p, t, n, reads in steps:
+            loop(*rows, *rows, p, t, n, *(source if reads else ()))
+        if not in_place:
+            scatter(scratch, *dst, start, stop, alpha)
+
+    run_blocks(work, pixels, block, threads)

@@ -7,9 +7,9 @@ negative styles, and the moncurve (ExponentWithLinear) both ways, optionally mir
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.mathf import pow_nonneg_f32
-from oxi_cli.jit import prange, serial, vector_kernel
+from oxi_cli.jit import F32, I64, serial, vector_kernel
 from oxi_cli.ops.codes import EXPONENT, MONCURVE_FWD, MONCURVE_REV
 
 ZERO = np.float32(0.0)
@@ -45,19 +45,19 @@ def _moncurve(x, q, mirror, forward):
 
 
 @vector_kernel
-def exponent_planes(code, r_in, g_in, b_in, r_out, g_out, b_out, p):
-    """A lone exponent op (`code` picks which) over flat planes, float32 or half bits. EXPONENT's p[0] is
-    the negative style (0 clamp, 1 mirror, 2 pass), p[1:4] the exponent RGB; a moncurve's p[0] its mirror
-    flag, then _moncurve_channel's fields."""
+def exponent_block(code, r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """An exponent op (`code` picks which) over flat planes, float32 or half bits, in == out allowed. EXPONENT's
+    p[0] is the negative style (0 clamp, 1 mirror, 2 pass), p[1:4] the exponent RGB; a moncurve's p[0] its
+    mirror flag, then _moncurve_channel's fields."""
     if code == EXPONENT:
         style, gr, gg, gb = int(p[0]), p[1], p[2], p[3]
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, (_power(r, gr, style), _power(g, gg, style), _power(b, gb, style)))
     else:
         mirror, forward = p[0] != ZERO, code == MONCURVE_FWD
         qr, qg, qb = _moncurve_channel(p, 0, 0), _moncurve_channel(p, 0, 1), _moncurve_channel(p, 0, 2)
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, (_moncurve(r, qr, mirror, forward), _moncurve(g, qg, mirror, forward),
                                                _moncurve(b, qb, mirror, forward)))
@@ -65,7 +65,8 @@ def exponent_planes(code, r_in, g_in, b_in, r_out, g_out, b_out, p):
 
 # Every chain runs this op through this loop (kernels/color.py), keyed by op code.
 LONE = {
-    EXPONENT: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_planes(EXPONENT, r, g, b, ro, go, bo, p),
-    MONCURVE_FWD: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_planes(MONCURVE_FWD, r, g, b, ro, go, bo, p),
-    MONCURVE_REV: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_planes(MONCURVE_REV, r, g, b, ro, go, bo, p),
+    EXPONENT: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_block(EXPONENT, r, g, b, ro, go, bo, p),
+    MONCURVE_FWD: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_block(MONCURVE_FWD, r, g, b, ro, go, bo, p),
+    MONCURVE_REV: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exponent_block(MONCURVE_REV, r, g, b, ro, go, bo, p),
 }
+FORMS = [(exponent_block, (I64, *(x,) * 6, F32)) for x in PLANE_FORMS]

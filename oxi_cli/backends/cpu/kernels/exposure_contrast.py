@@ -3,8 +3,8 @@ a pivot (negatives clamp to 0 there, as OCIO's std::max(0, ...))."""
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
+from oxi_cli.jit import F32, kernel, serial
 from oxi_cli.ops.codes import EXPOSURE_CONTRAST
 
 ZERO = np.float32(0.0)
@@ -25,14 +25,15 @@ def exposure_contrast(r, g, b, p, o):
 
 
 @kernel
-def exposure_contrast_planes(r_in, g_in, b_in, r_out, g_out, b_out, p):
-    """A lone exposure/contrast over flat planes, float32 or half bits."""
-    for i in prange(r_in.shape[0]):
+def exposure_contrast_block(r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """An exposure/contrast over flat planes, float32 or half bits, in == out allowed."""
+    for i in range(r_in.shape[0]):
         r, g, b = load_rgb(r_in, g_in, b_in, i)
         store_rgb(r_out, g_out, b_out, i, exposure_contrast(r, g, b, p, 0))
 
 
 # Every chain runs this op through this loop (kernels/color.py), keyed by op code.
 LONE = {
-    EXPOSURE_CONTRAST: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exposure_contrast_planes(r, g, b, ro, go, bo, p)
+    EXPOSURE_CONTRAST: lambda r, g, b, a, ro, go, bo, ao, p, t, n: exposure_contrast_block(r, g, b, ro, go, bo, p)
 }
+FORMS = [(exposure_contrast_block, (*(x,) * 6, F32)) for x in PLANE_FORMS]

@@ -1,13 +1,14 @@
 """Half floats inside kernels: half pixels travel as their uint16 bits and convert in registers (F16C on x86).
 
 Numba has no float16 type on the CPU, so a half image reaches a kernel as `array.view(np.uint16)`; kernels
-read every pixel through `as_float` and store through `stored`, and one compiled variant per dtype serves
-float32 and half images alike. The conversions are LLVM's fpext/fptrunc: exact for every value, round to
-nearest even, overflow to +-Inf, as numpy's float16 casts (a signalling NaN comes back quiet).
+read every pixel through `as_float` and store through `stored`, one compiled form per pixel type. Colour chains
+read half blocks into float32 scratch and store them back here (`gather`, `scatter`). The conversions are LLVM's
+fpext/fptrunc: exact for every value, round to nearest even, overflow to +-Inf, as numpy's float16 casts (a
+signalling NaN comes back quiet).
 """
 
 # isort: off
-from oxi_cli.jit import kernel, prange, serial  # first: it imports Numba without SciPy and coverage
+from oxi_cli.jit import BOOL, F32, F32_2D, I64, U16, kernel, serial, threads_for  # first: Numba w/o SciPy
 
 # isort: on
 import os
@@ -109,10 +110,52 @@ def store_rgb(r_out, g_out, b_out, i, rgb):
 
 
 @kernel
-def convert(src, dst):
-    """Flat copy between float32 and half bits, either way (or same to same), on every thread."""
-    for i in prange(src.shape[0]):
+def convert_block(src, dst):
+    """Flat copy between float32 and half bits, either way (or same to same)."""
+    for i in range(src.shape[0]):
         dst[i] = stored(dst, as_float(src[i]))
+
+
+@kernel
+def gather(r, g, b, a, scratch, start, stop, alpha):
+    """Pixels [start, stop) of R, G, B (and A with `alpha`), float32 or half bits, into float32 scratch rows."""
+    n = stop - start
+    convert_block(r[start:stop], scratch[0, :n])
+    convert_block(g[start:stop], scratch[1, :n])
+    convert_block(b[start:stop], scratch[2, :n])
+    if alpha:
+        convert_block(a[start:stop], scratch[3, :n])
+
+
+@kernel
+def scatter(scratch, r, g, b, a, start, stop, alpha):
+    """float32 scratch rows back into pixels [start, stop) of R, G, B (and A with `alpha`), in each plane's type."""
+    n = stop - start
+    convert_block(scratch[0, :n], r[start:stop])
+    convert_block(scratch[1, :n], g[start:stop])
+    convert_block(scratch[2, :n], b[start:stop])
+    if alpha:
+        convert_block(scratch[3, :n], a[start:stop])
+
+
+# The two forms of a colour op's loop (argument types of its planes, in then out): float32 (chains, worked in
+# float32 scratch or planes) and half bits (a lone op on a half image, converting in registers).
+PLANE_FORMS = (F32, U16)
+# Every form a job may call, for compiling ahead (backends/cpu/compile.py).
+FORMS = [
+    *((convert_block, (src, dst)) for src in (F32, U16) for dst in (F32, U16)),
+    *((gather, (*(t,) * 4, F32_2D, I64, I64, BOOL)) for t in (F32, U16)),
+    *((scatter, (F32_2D, *(t,) * 4, I64, I64, BOOL)) for t in (F32, U16)),
+]
+
+
+def convert(src: np.ndarray, dst: np.ndarray, threads: int | None = None) -> None:
+    """Flat copy between float32 and half bits, either way (or same to same), on every core."""
+    from oxi_cli.backends.cpu.pool import run_blocks, split
+
+    count = threads_for(threads)
+    run_blocks(lambda s, e: convert_block(src[s:e], dst[s:e]), src.shape[0], split(src.shape[0], count, 1 << 16),
+               count)
 
 
 def bits(a: np.ndarray) -> np.ndarray:
@@ -120,11 +163,11 @@ def bits(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint16) if a.dtype == np.float16 else a
 
 
-def converted(plane: np.ndarray, dtype: type) -> np.ndarray:
+def converted(plane: np.ndarray, dtype: type, threads: int | None = None) -> np.ndarray:
     """A new C-contiguous copy of `plane` in `dtype` (float32 or float16), converted on every thread."""
     out = np.empty(plane.shape, dtype)
     if IN_KERNELS or (plane.dtype == np.float32 and out.dtype == np.float32):
-        convert(bits(np.ascontiguousarray(plane)).reshape(-1), bits(out).reshape(-1))
+        convert(bits(np.ascontiguousarray(plane)).reshape(-1), bits(out).reshape(-1), threads)
     else:
         with np.errstate(over="ignore"):  # beyond half range becomes +-Inf, as OpenEXR converts
             np.copyto(out, plane)

@@ -7,9 +7,9 @@ segment; log2/exp2 in float32 as OCIO's exact (LOSSLESS) path, correctly rounded
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.mathf import exp2_f32, log2_f32
-from oxi_cli.jit import prange, serial, vector_kernel
+from oxi_cli.jit import BOOL, F32, serial, vector_kernel
 from oxi_cli.ops.codes import LIN_TO_LOG, LOG_TO_LIN
 
 ZERO = np.float32(0.0)
@@ -41,23 +41,24 @@ def _to_lin(x, q, camera):
 
 
 @vector_kernel
-def log_planes(to_log, r_in, g_in, b_in, r_out, g_out, b_out, p):
-    """A lone log op (encoding when `to_log`) over flat planes, float32 or half bits. p[0] is the camera flag
-    (a line below the break), then _channel's fields."""
+def log_block(to_log, r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """A log op (encoding when `to_log`) over flat planes, float32 or half bits, in == out allowed. p[0] is the
+    camera flag (a line below the break), then _channel's fields."""
     camera = p[0] != ZERO
     qr, qg, qb = _channel(p, 0, 0), _channel(p, 0, 1), _channel(p, 0, 2)
     if to_log:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, (_to_log(r, qr, camera), _to_log(g, qg, camera), _to_log(b, qb, camera)))
     else:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, (_to_lin(r, qr, camera), _to_lin(g, qg, camera), _to_lin(b, qb, camera)))
 
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
-    LIN_TO_LOG: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_planes(True, r, g, b, ro, go, bo, p),
-    LOG_TO_LIN: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_planes(False, r, g, b, ro, go, bo, p),
+    LIN_TO_LOG: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_block(True, r, g, b, ro, go, bo, p),
+    LOG_TO_LIN: lambda r, g, b, a, ro, go, bo, ao, p, t, n: log_block(False, r, g, b, ro, go, bo, p),
 }
+FORMS = [(log_block, (BOOL, *(x,) * 6, F32)) for x in PLANE_FORMS]

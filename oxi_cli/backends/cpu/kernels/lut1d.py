@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import bits_float, float_bits, load_rgb, store_rgb
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, bits_float, float_bits, load_rgb, store_rgb
+from oxi_cli.jit import F32, I64, kernel, serial
 from oxi_cli.ops.codes import LUT1D, LUT1D_HALF
 
 ZERO, ONE = np.float32(0.0), np.float32(1.0)
@@ -98,23 +98,25 @@ def lut1d_half(r, g, b, p, o, t, to, n):
 
 
 @kernel
-def lut1d_half_planes(r_in, g_in, b_in, r_out, g_out, b_out, t):
-    """A lone half-domain 1D LUT over flat planes, float32 or half bits."""
-    for i in prange(r_in.shape[0]):
+def lut1d_half_block(r_in, g_in, b_in, r_out, g_out, b_out, t):
+    """A half-domain 1D LUT over flat planes, float32 or half bits, in == out allowed."""
+    for i in range(r_in.shape[0]):
         r, g, b = load_rgb(r_in, g_in, b_in, i)
         store_rgb(r_out, g_out, b_out, i, lut1d_half(r, g, b, t, 0, t, 0, 0))
 
 
 @kernel
-def lut1d_planes(r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
-    """A lone 1D LUT over flat planes, float32 or half bits; p and t as lut1d's at offset 0."""
-    for i in prange(r_in.shape[0]):
+def lut1d_block(r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
+    """A 1D LUT over flat planes, float32 or half bits, in == out allowed; p and t as lut1d's at offset 0."""
+    for i in range(r_in.shape[0]):
         r, g, b = load_rgb(r_in, g_in, b_in, i)
         store_rgb(r_out, g_out, b_out, i, lut1d(r, g, b, p, 0, t, 0, n))
 
 
 # Every chain runs this op through this loop (kernels/color.py), keyed by op code.
 LONE = {
-    LUT1D: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_planes(r, g, b, ro, go, bo, p, t, n),
-    LUT1D_HALF: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_half_planes(r, g, b, ro, go, bo, t),
+    LUT1D: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_block(r, g, b, ro, go, bo, p, t, n),
+    LUT1D_HALF: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut1d_half_block(r, g, b, ro, go, bo, t),
 }
+FORMS = [form for x in PLANE_FORMS for form in ((lut1d_block, (*(x,) * 6, F32, F32, I64)),
+                                                (lut1d_half_block, (*(x,) * 6, F32)))]

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
 from oxi_cli.backends.cpu.kernels.lut1d import lut_index
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.jit import BOOL, F32, I64, kernel, serial
 from oxi_cli.ops.codes import LUT3D_TETRAHEDRAL, LUT3D_TRILINEAR
 
 ONE = np.float32(1.0)
@@ -79,20 +79,22 @@ def lut3d_trilinear(r, g, b, p, o, t, to, n):
 
 
 @kernel
-def lut3d_planes(tetrahedral, r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
-    """A lone 3D LUT over flat planes, float32 or half bits; p and t as lut3d_tetrahedral's at offset 0."""
+def lut3d_block(tetrahedral, r_in, g_in, b_in, r_out, g_out, b_out, p, t, n):
+    """A 3D LUT over flat planes, float32 or half bits, in == out allowed; p and t as lut3d_tetrahedral's at
+    offset 0."""
     if tetrahedral:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, lut3d_tetrahedral(r, g, b, p, 0, t, 0, n))
     else:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, lut3d_trilinear(r, g, b, p, 0, t, 0, n))
 
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
-    LUT3D_TETRAHEDRAL: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_planes(True, r, g, b, ro, go, bo, p, t, n),
-    LUT3D_TRILINEAR: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_planes(False, r, g, b, ro, go, bo, p, t, n),
+    LUT3D_TETRAHEDRAL: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_block(True, r, g, b, ro, go, bo, p, t, n),
+    LUT3D_TRILINEAR: lambda r, g, b, a, ro, go, bo, ao, p, t, n: lut3d_block(False, r, g, b, ro, go, bo, p, t, n),
 }
+FORMS = [(lut3d_block, (BOOL, *(x,) * 6, F32, F32, I64)) for x in PLANE_FORMS]

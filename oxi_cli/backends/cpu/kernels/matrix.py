@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import as_float, load_rgb, store_rgb, stored
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, as_float, load_rgb, store_rgb, stored
+from oxi_cli.jit import BOOL, F32, kernel, serial
 from oxi_cli.ops.codes import MATRIX_RGB, MATRIX_RGBA, MATRIX_SCALE, MATRIX_SCALE_RGBA
 
 ONE = np.float32(1.0)
@@ -37,24 +37,26 @@ def matrix_scale(r, g, b, a, p, o):
 
 
 @kernel
-def matrix_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
-    """A lone matrix over flat planes, float32 or half bits; alpha is read and written only when `rgba`."""
+def matrix_block(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
+    """A matrix over flat planes, float32 or half bits, in == out allowed; alpha is read and written only when
+    `rgba` (else the A planes may be any planes of the right type)."""
     if rgba:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             r, g, b, a = matrix_rgba(r, g, b, as_float(a_in[i]), p, 0)
             store_rgb(r_out, g_out, b_out, i, (r, g, b))
             a_out[i] = stored(a_out, a)
     else:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             store_rgb(r_out, g_out, b_out, i, matrix_rgb(r, g, b, p, 0))
 
 
 @kernel
-def matrix_scale_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
-    """A lone diagonal matrix over flat planes, float32 or half bits; alpha is read and written only when `rgba`."""
-    for i in prange(r_in.shape[0]):
+def matrix_scale_block(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, p):
+    """A diagonal matrix over flat planes, float32 or half bits, in == out allowed; alpha is read and written
+    only when `rgba`."""
+    for i in range(r_in.shape[0]):
         r, g, b = load_rgb(r_in, g_in, b_in, i)
         r, g, b, a = matrix_scale(r, g, b, as_float(a_in[i]) if rgba else ONE, p, 0)
         store_rgb(r_out, g_out, b_out, i, (r, g, b))
@@ -64,10 +66,11 @@ def matrix_scale_planes(rgba, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out
 
 # Every chain runs this op through these loops (kernels/color.py), keyed by op code.
 LONE = {
-    MATRIX_RGB: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(False, r, g, b, a, ro, go, bo, ao, p),
-    MATRIX_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_planes(True, r, g, b, a, ro, go, bo, ao, p),
-    MATRIX_SCALE: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_scale_planes(False, r, g, b, a, ro, go, bo, ao, p),
-    MATRIX_SCALE_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_scale_planes(
+    MATRIX_RGB: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_block(False, r, g, b, a, ro, go, bo, ao, p),
+    MATRIX_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_block(True, r, g, b, a, ro, go, bo, ao, p),
+    MATRIX_SCALE: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_scale_block(False, r, g, b, a, ro, go, bo, ao, p),
+    MATRIX_SCALE_RGBA: lambda r, g, b, a, ro, go, bo, ao, p, t, n: matrix_scale_block(
         True, r, g, b, a, ro, go, bo, ao, p
     ),
 }
+FORMS = [(loop, (BOOL, *(x,) * 8, F32)) for loop in (matrix_block, matrix_scale_block) for x in PLANE_FORMS]

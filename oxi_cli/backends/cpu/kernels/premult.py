@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import as_float, load_rgb, store_rgb, stored
-from oxi_cli.jit import prange, serial, vector_kernel
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, as_float, load_rgb, store_rgb, stored
+from oxi_cli.jit import BOOL, F32, serial, vector_kernel
 from oxi_cli.ops.codes import REPREMULT, UNPREMULT
 
 ZERO = np.float32(0.0)
@@ -22,26 +22,28 @@ def repremult(r, g, b, a):
 
 
 @vector_kernel
-def unpremult_planes(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out):
-    """R, G, B divided by alpha where alpha is not 0, float32 or half bits; alpha copied as it is. Without
-    alpha (`with_alpha` False: a_in is some other plane) R, G, B pass as they are and a_out is not written."""
+def unpremult_block(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out):
+    """R, G, B divided by alpha where alpha is not 0, float32 or half bits, in == out allowed; alpha copied as it
+    is. Without alpha (`with_alpha` False: a_in is some other plane) R, G, B pass as they are and a_out is not
+    written."""
     if with_alpha:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             r, g, b = load_rgb(r_in, g_in, b_in, i)
             a = as_float(a_in[i])
             store_rgb(r_out, g_out, b_out, i, unpremult(r, g, b, a))
             a_out[i] = stored(a_out, a)
     else:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             store_rgb(r_out, g_out, b_out, i, load_rgb(r_in, g_in, b_in, i))
 
 
 @vector_kernel
-def repremult_planes(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, r_src, g_src, b_src, a_src):
+def repremult_block(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, r_src, g_src, b_src, a_src):
     """R, G, B multiplied by the alpha each pixel entered the program with (`*_src`, as it entered); a pixel
-    that entered with alpha 0 comes out as it entered, all four channels. Without alpha R, G, B pass."""
+    that entered with alpha 0 comes out as it entered, all four channels. Without alpha R, G, B pass. In a chain
+    the in and out planes are float32 scratch and the source planes the image's own (float32 or half bits)."""
     if with_alpha:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             a = as_float(a_src[i])
             if a == ZERO:
                 store_rgb(r_out, g_out, b_out, i, load_rgb(r_src, g_src, b_src, i))
@@ -51,16 +53,21 @@ def repremult_planes(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_
                 store_rgb(r_out, g_out, b_out, i, repremult(r, g, b, a))
                 a_out[i] = stored(a_out, as_float(a_in[i]))
     else:
-        for i in prange(r_in.shape[0]):
+        for i in range(r_in.shape[0]):
             store_rgb(r_out, g_out, b_out, i, load_rgb(r_in, g_in, b_in, i))
 
 
 # Every chain runs these ops through these loops (kernels/color.py), keyed by op code; p[0] is 1 when channel
 # 3 is alpha (ops/premult.py). REPREMULT's loop also takes the planes as they entered the program (SOURCE).
 LONE = {
-    UNPREMULT: lambda r, g, b, a, ro, go, bo, ao, p, t, n: unpremult_planes(p[0] != 0, r, g, b, a, ro, go, bo, ao),
-    REPREMULT: lambda r, g, b, a, ro, go, bo, ao, p, t, n, rs, gs, bs, as_: repremult_planes(
+    UNPREMULT: lambda r, g, b, a, ro, go, bo, ao, p, t, n: unpremult_block(p[0] != 0, r, g, b, a, ro, go, bo, ao),
+    REPREMULT: lambda r, g, b, a, ro, go, bo, ao, p, t, n, rs, gs, bs, as_: repremult_block(
         p[0] != 0, r, g, b, a, ro, go, bo, ao, rs, gs, bs, as_
     ),
 }
 SOURCE = frozenset({REPREMULT})
+# REPREMULT always runs in a chain's float32 scratch (kernels/color.py), beside the source in either type.
+FORMS = [
+    *((unpremult_block, (BOOL, *(x,) * 8)) for x in PLANE_FORMS),
+    *((repremult_block, (BOOL, *(F32,) * 8, *(x,) * 4)) for x in PLANE_FORMS),
+]

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from oxi_cli.backends.cpu.kernels.half import load_rgb, store_rgb
-from oxi_cli.jit import kernel, prange, serial
+from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, load_rgb, store_rgb
+from oxi_cli.jit import F32, kernel, serial
 from oxi_cli.ops.codes import RANGE
 
 ZERO = np.float32(0.0)
@@ -26,12 +26,13 @@ def range_clamp(r, g, b, p, o):
 
 
 @kernel
-def range_planes(r_in, g_in, b_in, r_out, g_out, b_out, p):
-    """A lone range over flat planes, float32 or half bits."""
-    for i in prange(r_in.shape[0]):
+def range_block(r_in, g_in, b_in, r_out, g_out, b_out, p):
+    """A range over flat planes, float32 or half bits, in == out allowed."""
+    for i in range(r_in.shape[0]):
         r, g, b = load_rgb(r_in, g_in, b_in, i)
         store_rgb(r_out, g_out, b_out, i, range_clamp(r, g, b, p, 0))
 
 
 # Every chain runs this op through this loop (kernels/color.py), keyed by op code.
-LONE = {RANGE: lambda r, g, b, a, ro, go, bo, ao, p, t, n: range_planes(r, g, b, ro, go, bo, p)}
+LONE = {RANGE: lambda r, g, b, a, ro, go, bo, ao, p, t, n: range_block(r, g, b, ro, go, bo, p)}
+FORMS = [(range_block, (*(x,) * 6, F32)) for x in PLANE_FORMS]

@@ -3,10 +3,10 @@
 import numpy as np
 
 from oxi_cli.backends.cpu.kernels.half import as_float, stored
-from oxi_cli.jit import prange, serial, spatial_kernel
+from oxi_cli.jit import F32_2D, I32, I32_2D, I64, U16_2D, spatial_kernel, spatial_serial
 
 
-@serial
+@spatial_serial
 def _vertical(src, row, index, weight, count):
     """row = sum_t weight[t] * src[index[t]] over whole source rows (contiguous, vectorises)."""
     s0 = src[index[0]]
@@ -21,13 +21,13 @@ def _vertical(src, row, index, weight, count):
 
 
 @spatial_kernel
-def resize(src, dst, channels, yi, yw, yc, xi, xw, xc):
-    """src (H, W*C) -> dst (Ho, Wo*C), each float32 or half bits; yi/yw/yc and xi/xw/xc come from
-    ops.resize.axis_weights."""
+def resize(src, dst, channels, yi, yw, yc, xi, xw, xc, first, last):
+    """Output rows [first, last) of src (H, W*C) -> dst (Ho, Wo*C), each float32 or half bits; yi/yw/yc and
+    xi/xw/xc come from ops.resize.axis_weights."""
     C = channels
     wo = dst.shape[1] // C
-    for oy in prange(dst.shape[0]):
-        row = np.empty(src.shape[1], dtype=np.float32)
+    row = np.empty(src.shape[1], dtype=np.float32)
+    for oy in range(first, last):
         _vertical(src, row, yi[oy], yw[oy], yc[oy])
         out = dst[oy]
         for ox in range(wo):
@@ -37,3 +37,7 @@ def resize(src, dst, channels, yi, yw, yc, xi, xw, xc):
                 for t in range(1, n):
                     acc += xw[ox, t] * row[xi[ox, t] * C + c]
                 out[ox * C + c] = stored(out, acc)
+
+
+FORMS = [(resize, (src, dst, I64, I32_2D, F32_2D, I32, I32_2D, F32_2D, I32, I64, I64))
+         for src in (F32_2D, U16_2D) for dst in (F32_2D, U16_2D)]
