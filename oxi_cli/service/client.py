@@ -24,7 +24,7 @@ def main() -> None:
     args = sys.argv[1:]
     chosen = link.mode()
     local = chosen == "off" or bool(args and args[0] in LOCAL_COMMANDS) or "--cluster" in args or bool(
-        os.environ.get("OXI_CLUSTER"))
+        os.environ.get("OXI_CLUSTER")) or _memory_limited()
     if not local:
         place = _service(start=chosen == "on")
         if place is not None:
@@ -45,6 +45,17 @@ def main() -> None:
         except Exception:  # a service that cannot start leaves this call's result as it is
             pass
     _exit_now(code)
+
+
+def _memory_limited() -> bool:
+    """Whether this process runs under a memory limit (`ulimit -d` or `-v`, a farm's h_vmem): its job then runs
+    here, under that limit, as the caller set it; a service worker lives under its own."""
+    try:
+        import resource
+    except ImportError:  # no such limits on this platform
+        return False
+    return any(resource.getrlimit(limit)[0] != resource.RLIM_INFINITY
+               for limit in (resource.RLIMIT_DATA, resource.RLIMIT_AS))
 
 
 def _starts_itself() -> bool:

@@ -114,6 +114,22 @@ def test_several_clients_run_at_once_in_their_own_workers(env, big, tmp_path):
     assert all((tmp_path / f"o{i}.exr").read_bytes() == first for i in (1, 2))
 
 
+def test_a_call_under_a_memory_limit_runs_its_own_job_under_that_limit(env, plate, tmp_path):
+    import resource
+
+    def six_gib_of_data() -> None:  # ulimit -d, as a farm's task sets it
+        resource.setrlimit(resource.RLIMIT_DATA, (6 << 30, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+
+    oxi(env, "server", "start")
+    before = status(env)["jobs_served"]
+    done = subprocess.run([*OXI_CMD, "cdl", str(plate), str(tmp_path / "o.exr"), "--slope", "2"], env=env,
+                          capture_output=True, timeout=300, preexec_fn=six_gib_of_data)
+    assert done.returncode == 0, done.stderr
+    assert status(env)["jobs_served"] == before  # a worker would not have been under the caller's limit
+    assert oxi(env, "cdl", str(plate), str(tmp_path / "p.exr"), "--slope", "2").returncode == 0
+    assert status(env)["jobs_served"] == before + 1
+
+
 def _holders_of_pipe(inode: int) -> list[int]:
     """The processes (of any of this user's) with a descriptor on pipe `inode` open."""
     def link(path: str) -> str:
