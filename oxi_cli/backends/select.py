@@ -68,9 +68,7 @@ def get_backend(
     backend then opens only if something uses it. Its `reason` says why this backend; with a `job`, its
     `estimate` holds both backends' estimated seconds (forced kinds included: --plan shows them).
     """
-    kind = resolve_kind(kind)
-    if kind == "cpu" and device is not None:
-        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    kind = resolve_choice(kind, device)
     auto_weighs_gpu = kind == "auto" and device is None and needed and _hardware_gpu_possible()
     # The GPU estimated is the one that would run: auto's hardware GPU, else what --backend gpu would open.
     estimate = job.estimate(threads, device, any_kind=not auto_weighs_gpu) if job is not None and needed else None
@@ -272,6 +270,15 @@ def resolve_kind(kind: str | None) -> str:
             raise UsageError(f"OXI_BACKEND must be one of {', '.join(KINDS)}, got {kind!r}")
     if kind not in KINDS:
         raise UsageError(f"--backend must be one of {', '.join(KINDS)}, got {kind!r}")
+    return kind
+
+
+def resolve_choice(kind: str | None, device: int | None) -> str:
+    """The kind in effect (resolve_kind) checked against the adapter asked for: the one place that rule lives,
+    for the command's options and for a Python caller's open_backend alike."""
+    kind = resolve_kind(kind)
+    if kind == "cpu" and device is not None:
+        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
     return kind
 
 

@@ -85,11 +85,9 @@ class BatchOptions:
 def check_device(opts: BatchOptions, chain: Any) -> None:
     """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
     copy never opens the device, which is where the index is checked otherwise)."""
-    from oxi_cli.backends.select import resolve_kind
+    from oxi_cli.backends.select import resolve_choice
 
-    kind = resolve_kind(opts.backend)
-    if kind == "cpu" and opts.device is not None:
-        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    kind = resolve_choice(opts.backend, opts.device)
     if chain.computes_anything() or (opts.device is None and kind != "gpu"):
         return
     try:

@@ -29,7 +29,6 @@ from oxi_cli.errors import (
     BackendUnavailable,
     GpuFailure,
     OxiError,
-    UsageError,
     caused_by_interrupt,
     note_settled,
 )
@@ -101,9 +100,7 @@ class Batch:
         self.chain = chain
         self.opts = opts
         self.single = not inputs.batch and len(jobs) == 1
-        self.scheduler_jobs = opts.jobs if opts.jobs is not None else 1
-        if self.scheduler_jobs < 1:
-            raise UsageError(f"--jobs must be at least 1, got {self.scheduler_jobs}")
+        self.scheduler_jobs = opts.jobs if opts.jobs is not None else 1  # its range: BatchOptions.check
         self.budget = budget
         self.json_lock = threading.Lock()
         self.done: queue.Queue[int] = queue.Queue()

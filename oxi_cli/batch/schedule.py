@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from oxi_cli.errors import UsageError
-
 
 @dataclass(frozen=True)
 class Footprint:
@@ -41,8 +39,8 @@ class Scheduler:
     """
 
     def __init__(self, jobs: int, ram_budget: int, vram_budget: int | None = None) -> None:
-        if jobs < 1:
-            raise UsageError(f"--jobs must be at least 1, got {jobs}")
+        if jobs < 1:  # a caller's mistake: --jobs' range is checked with the other options (BatchOptions.check)
+            raise ValueError(f"a scheduler needs at least one slot, got {jobs}")
         self.jobs = jobs
         self.ram_budget = ram_budget
         self.vram_budget = vram_budget

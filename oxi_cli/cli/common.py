@@ -115,7 +115,6 @@ JobsOpt = Annotated[
     typer.Option(
         "--jobs",
         "-j",
-        min=1,
         help="Files in flight at once, admitted against --memory-budget. Default 1.",
         rich_help_panel=BATCH,
         show_default=False,
@@ -218,7 +217,7 @@ DeviceOpt = Annotated[
 ThreadsOpt = Annotated[
     int | None,
     typer.Option(
-        "--threads", min=1, help="CPU threads for compute and EXR I/O: 1 to 4 per CPU core.", rich_help_panel=COMPUTE,
+        "--threads", help="CPU threads for compute and EXR I/O: 1 to 4 per CPU core.", rich_help_panel=COMPUTE,
         show_default=False
     ),
 ]

@@ -192,6 +192,19 @@ def test_a_batch_failure_names_its_file_as_the_command_prints_it(tmp_path: Path)
     assert f"oxi: error: {caught.value}\n" in done.stderr
 
 
+@pytest.mark.parametrize(("options", "flag"), [({"jobs": 0}, "--jobs"), ({"backend": "cpu", "device": 0}, "--device")])
+def test_a_process_option_out_of_range_is_refused_with_the_commands_message_before_any_work(tmp_path: Path, options,
+                                                                                              flag: str):
+    folder = tmp_path / "in"
+    exr_folder(folder, ["a.exr"])
+    with pytest.raises(oxi.UsageError) as caught:
+        oxi.process(folder, tmp_path / "out", oxi.Cdl(slope=1.1), **options)
+    assert not (tmp_path / "out").exists()
+    args = ["--jobs", "0"] if flag == "--jobs" else ["--backend", "cpu", "--device", "0"]
+    done = run_oxi("cdl", str(folder), "-o", str(tmp_path / "cli"), "--slope", "1.1", *args)
+    assert done.returncode == 2 and done.stderr == f"oxi: error: {caught.value}\n"
+
+
 def test_no_signal_handler_or_thread_hook_is_set_even_when_ctrl_c_stops_a_running_file(sequence: Path,
                                                                                       tmp_path: Path, monkeypatch):
     """The command holds SIGINT back while it writes a record and quiets threads ending of Ctrl-C with a
