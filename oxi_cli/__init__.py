@@ -1,6 +1,28 @@
 """oxi: colour and image processing for production image files; `import oxi_cli as oxi` for the Python API."""
 
+import _signal  # the interpreter's own, loaded before any script: no Python-level import for Ctrl-C to land in
 import os
+import sys
+
+
+def _is_command() -> bool:
+    """True in the `oxi` command (the console script or `python -m oxi_cli`), which imports this package before
+    anything else of oxi; a library user or test runner keeps its own process settings."""
+    argv = getattr(sys, "orig_argv", [])
+    as_module = any(argv[i] == "-m" and argv[i + 1].split(".")[0] == "oxi_cli" for i in range(len(argv) - 1))
+    return as_module or os.path.basename(sys.argv[0]) in ("oxi", "oxi.exe")
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    os.write(2, b"oxi: error: interrupted; nothing was written\n")
+    os._exit(130)
+
+
+# Ctrl-C while the `oxi` command is still importing: exit 130 with one line, never a traceback. First thing in the
+# package, so the window before it is the interpreter's own start; the CLI's entry point hands SIGINT back to
+# Python's KeyboardInterrupt once it is ready to clean up after itself.
+if _is_command() and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _interrupted)  # SIGINT guarded from here
 
 __version__ = "0.1.0"
 
@@ -35,34 +57,6 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-def _is_command() -> bool:
-    """True in the `oxi` command (the console script or `python -m oxi_cli`), which imports this package before
-    anything else of oxi; a library user or test runner keeps its own process settings."""
-    import sys
-
-    argv = list(getattr(sys, "orig_argv", []))
-    as_module = any(argv[i] == "-m" and argv[i + 1].split(".")[0] == "oxi_cli" for i in range(len(argv) - 1))
-    return as_module or os.path.basename(sys.argv[0]) in ("oxi", "oxi.exe")
-
-
-def _guard_startup() -> None:
-    """Ctrl-C while the `oxi` command is still importing: exit 130 with one line, never a traceback.
-
-    The CLI's entry point hands SIGINT back to Python's KeyboardInterrupt once it is ready to clean up after
-    itself.
-    """
-    import signal
-
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return
-
-    def interrupted(signum: int, frame: object) -> None:
-        os.write(2, b"oxi: error: interrupted; nothing was written\n")
-        os._exit(130)
-
-    signal.signal(signal.SIGINT, interrupted)
-
-
 # What the `oxi` command sets in its own environment as it starts, where the user has not (service/paths.py counts
 # them in the settings a process binds). oxi calls no BLAS routine, yet OpenBLAS starts one thread per core when
 # numpy is imported: 0.18 s of every run on a 16-core host (python -X importtime, numpy 0.38 s -> 0.20 s). A
@@ -72,4 +66,3 @@ COMMAND_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
 if _is_command():
     for _name, _value in COMMAND_DEFAULTS.items():
         os.environ.setdefault(_name, _value)
-    _guard_startup()
