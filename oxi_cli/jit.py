@@ -54,7 +54,8 @@ def _load_cached_kernels_lean() -> None:
 
     Numba refreshes its compiler's registries before each cache load (importing numba.np.linalg, the random
     generators, typed containers, cffi...), though a cached kernel needs only its object code linked and
-    Numba's runtime started: 0.17 s of a 4K colour job's 0.23 s warm-up on the 2-core box. Compiling, on a
+    Numba's runtime started: 0.17 s of a 4K colour job's 0.23 s warm-up on a 2-core x86-64 machine (AVX-512).
+    Compiling, on a
     cache miss, refreshes them as before. Left alone if a Numba release changes what this relies on.
     """
     from numba.core.caching import Cache

@@ -88,7 +88,7 @@ def _measure(kind: str, index: int | None) -> dict[str, Any]:
     rates, so the start includes importing, opening, the first run, and the process's exit; Python's own start
     and numpy are in every backend's start alike, so differences between backends are what count. A second,
     start-only process gives a second sample and the faster counts: single starts varied 0.2-1.0 s apart on the
-    H100 box (the measuring process also frees hundreds of MB at exit)."""
+    16-core H100 host (the measuring process also frees hundreds of MB at exit)."""
     doc = _child(kind, index, "measure")
     samples = [] if doc.pop("compiled") else [doc]  # a first run that compiled kernels says nothing of later ones
     samples.append(_child(kind, index, "start"))
@@ -172,7 +172,8 @@ def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tupl
 
 def _compiled() -> bool:
     """Whether one of oxi's Numba kernels compiled in this process instead of loading from Numba's cache, by the
-    dispatchers' own counts (comparing cache files' times with the clock missed a 7 s compile on the H100 box)."""
+    dispatchers' own counts (comparing cache files' times with the clock missed a 7 s compile on a 16-core host with
+    an H100 GPU)."""
     if "numba" not in sys.modules:  # a GPU process
         return False
     from numba.core.dispatcher import Dispatcher

@@ -16,7 +16,8 @@ from oxi_cli.ops import ColorOp, ImageOp
 DEFAULTS_FROM = "the 16-core H100 box, 2026-11-23"
 # How many times a core's time a job's ops take on the CPU while their kernels are not compiled (the stand-ins:
 # OpenColorIO's CPU processor for colour ops, 3-8x; NumPy for image ops, 4-5x; 2048x2048 RGBA half, one thread,
-# the 2-core box, 2026-11-28), and with OXI_WAIT_FOR_KERNELS=1 the seconds their compile takes instead.
+# a 2-core x86-64 machine (AVX-512), 2026-11-28), and with OXI_WAIT_FOR_KERNELS=1 the seconds their compile takes
+# instead.
 COLD_COLOR_SLOWDOWN = 4.0
 COLD_IMAGE_SLOWDOWN = 5.0
 
@@ -24,7 +25,7 @@ COLD_IMAGE_SLOWDOWN = 5.0
 @dataclass(frozen=True)
 class Rates:
     """How fast each backend works on this host: measured by `oxi probe --calibrate` (backends/calibrate.py)
-    and cached, else defaults measured on the 16-core H100 box (bench/bench_many_core.py, 2026-11-23: one
+    and cached, else defaults measured on a 16-core host with an H100 GPU (bench/bench_many_core.py, 2026-11-23: one
     pass, 4K and 8K RGBA half, every op).
 
     `gpu_extra_start_s`: what a GPU job costs beyond the same CPU job before any pixel is computed (importing

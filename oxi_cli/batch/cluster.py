@@ -33,7 +33,7 @@ CONNECT_TIMEOUT_S = 3.0  # an unreachable scheduler is reported after this, not 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind on the workers
 MEMORY, VRAM = "MEMORY", "VRAM"  # worker resources, in bytes: oxi's memory budget and the GPU's usable memory
 # Dask's statistical profiler samples every thread's stack every 10 ms (and the GIL monitor every 1 ms): on a
-# worker busy with one frame per core that cost ~10% of the batch's time on the 2-core box.
+# worker busy with one frame per core that cost ~10% of the batch's time on a 2-core x86-64 machine (AVX-512).
 QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.gil.enabled": False}
 _LOCAL = re.compile(r"local(?::(\d+))?")
 _REMOTE = re.compile(r"(tcp|tls|inproc|ucx|ws|wss)://\S+|[\w.-]+:\d+")
@@ -267,7 +267,7 @@ def local_cluster(workers: int, worker_memory: int, threads_per_worker: int = 1)
 
     if "forkserver" in multiprocessing.get_all_start_methods():
         # Workers forked from a clean server start in half the time of spawned ones (1.5 s vs 3 s for two on
-        # the 2-core box): spawn re-imports the CLI's whole __main__ in each.
+        # a 2-core x86-64 machine (AVX-512)): spawn re-imports the CLI's whole __main__ in each.
         dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
     dask.config.set(QUIET_WORKERS)
     return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,

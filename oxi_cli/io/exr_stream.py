@@ -346,7 +346,7 @@ def chunk_writer(
 def write(image: Image, path: Path, compression: str | None = None) -> None:
     """Write `image` as EXR at `path` (the caller's temporary), like the file it came from: a one-part NONE, ZIPS
     or ZIP scanline file through oxi's chunk writer (the same bytes as OpenEXR's whole-file writer, 10-25 %
-    faster on the 2-core box: docs/BENCHMARKS.md, session 7), any other through OpenEXR's."""
+    faster on a 2-core x86-64 machine (AVX-512): docs/BENCHMARKS.md, session 7), any other through OpenEXR's."""
     parts = exr.prepared(image, compression)
     header, planes = parts[0]
     types = {name: pixel_type_of(plane) for name, plane in planes.items()}

@@ -18,7 +18,7 @@ from oxi_cli.ops.program import compile_program
 
 def _kernels(name: str) -> ModuleType:
     """A kernel module, imported on first use rather than with the backend: a job then imports Numba (0.3 s
-    on the H100 box) on its warm-up thread, beside the decode, not before the decode starts."""
+    on a 16-core host with an H100 GPU) on its warm-up thread, beside the decode, not before the decode starts."""
     return import_module(f"oxi_cli.backends.cpu.kernels.{name}")
 
 

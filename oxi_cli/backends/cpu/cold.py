@@ -11,7 +11,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from oxi_cli import kernel_cache
 
-# Compile seconds of each module, every form, on one core of the 2-core box (python -m
+# Compile seconds of each module, every form, on one core of a 2-core x86-64 machine (AVX-512) (python -m
 # oxi_cli.backends.cpu.compile: 1.2-8 s each, 30 s of CPU in all), rounded up: what the one-line notice and
 # `auto` assume.
 EXPECTED_S = {"aces2": 8.5, "blur": 6.5, "cdl": 3.0, "exponent": 4.0, "exposure_contrast": 1.5, "half": 5.0,

@@ -82,7 +82,7 @@ def backend_modules() -> list[str]:
 def _yield_to_jobs() -> None:
     """The jobs running meanwhile (this one's parent among them) come first: the lowest priority, for this
     process and, on Linux, for its session's scheduling group (a new session is a group of its own, shared the
-    CPU equally with the job's whatever the nice value: the job ran on one of the 2-core box's two cores)."""
+    CPU equally with the job's whatever the nice value: the job ran on one of a 2-core machine's two cores)."""
     if hasattr(os, "nice"):
         os.nice(19)
     with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as group:

@@ -62,7 +62,8 @@ class AdapterInfo:
         return {**asdict(self), "memory": self.memory}
 
 
-# wgpu's primary backends. Its OpenGL backend starts EGL and a GL driver as well (on the H100 box listing
+# wgpu's primary backends. Its OpenGL backend starts EGL and a GL driver as well (on a 16-core host with an H100 GPU
+# listing
 # adapters took 0.72 s, here 0.54 -> 0.29 s without it) only to offer adapters that lack what oxi's shaders
 # use (no float32-filterable, no shader-f16). WGPU_BACKEND (wgpu's own variable) still picks others.
 PRIMARY_BACKENDS = ("Vulkan", "Metal", "DX12")

@@ -33,7 +33,7 @@ _READS_SOURCE: set[int] = set()
 def load_loops(names: Iterable[str]) -> None:
     """Register the loops (`LONE`) of the kernel modules with these names. An op's kernels live in the module
     named as its own (ops/cdl.py, kernels/cdl.py), so a job imports only its ops' kernels: every module at once
-    was 30 ms of a 4K cdl's warm-up on the 2-core box."""
+    was 30 ms of a 4K cdl's warm-up on a 2-core x86-64 machine (AVX-512)."""
     for name in names:
         home = f"{kernels.__name__}.{name}"
         if importlib.util.find_spec(home) is not None:  # an op kept elsewhere is found by _loop's full search
