@@ -6,7 +6,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from oxi_cli.batch.runner import SerializedBackend, device_name
+from oxi_cli.batch.shared_backend import SerializedBackend, device_name
 
 
 class Backend:

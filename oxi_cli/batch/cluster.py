@@ -26,8 +26,9 @@ from oxi_cli.batch.inputs import InputItem
 from oxi_cli.batch.interrupts import raise_in_thread
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.report import FileRecord
-from oxi_cli.batch.runner import Batch, Job, SerializedBackend
+from oxi_cli.batch.runner import Batch, Job
 from oxi_cli.batch.schedule import memory_budget
+from oxi_cli.batch.shared_backend import SerializedBackend
 
 CONNECT_TIMEOUT_S = 3.0  # an unreachable scheduler is reported after this, not after Dask's 30 s default
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind on the workers

@@ -24,6 +24,7 @@ from oxi_cli.batch.options import BatchOptions, check_device
 from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, admitted, memory_budget
+from oxi_cli.batch.shared_backend import SerializedBackend, device_name
 from oxi_cli.batch.trial import Trial, worth_timing
 from oxi_cli.errors import (
     BackendUnavailable,
@@ -36,30 +37,6 @@ from oxi_cli.errors import (
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
 __all__ = ["Batch", "Job", "SerializedBackend", "check_out_type", "device_name", "plan_jobs", "process_file",
            "run_batch", "start_batch"]
-
-
-class SerializedBackend:
-    """One backend shared by every worker thread, one call at a time.
-
-    Kernels already use every core (Numba) or the whole GPU, and neither backend is meant to be driven
-    from two threads at once (Numba's workqueue layer aborts on it). So --jobs overlaps decoding and
-    encoding of some files with the compute of another, and never oversubscribes the device.
-    """
-
-    def __init__(self, backend: Any) -> None:
-        self._backend = backend
-        self._lock = threading.RLock()
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._backend, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                return attr(*args, **kwargs)
-
-        return call
 
 
 def run_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Callable[..., Batch] | None = None) -> int:
@@ -554,16 +531,6 @@ class Batch:
             return
         for line in report.summary():
             self.reporter.message(f"oxi: {line}" if not line.startswith("  ") else line)
-
-
-def device_name(raw: Any) -> str:
-    """What a backend computes on, as --json's `device` names it: its GPU adapter, or this host's processor."""
-    adapter = getattr(raw, "adapter", None) if raw.name == "gpu" else None
-    if adapter is not None:
-        return f"{adapter.name} ({adapter.api})"
-    import platform
-
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
 
 
 def _written_since(path: Path, since: float | None) -> bool:
