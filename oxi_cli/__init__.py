@@ -19,9 +19,10 @@ def _interrupted(signum: int, frame: object) -> None:
 
 
 # Ctrl-C while the `oxi` command is still importing: exit 130 with one line, never a traceback. First thing in the
-# package, so the window before it is the interpreter's own start; the CLI's entry point hands SIGINT back to
-# Python's KeyboardInterrupt once it is ready to clean up after itself.
-if _is_command() and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+# package, so the window before it is the interpreter's own start (bin/oxi's lines before it leave SIGINT's default
+# action, a silent exit); the CLI's entry point hands SIGINT back to Python's KeyboardInterrupt once it is ready to
+# clean up after itself.
+if _is_command() and _signal.getsignal(_signal.SIGINT) in (_signal.default_int_handler, _signal.SIG_DFL):
     _signal.signal(_signal.SIGINT, _interrupted)  # SIGINT guarded from here
 
 __version__ = "0.1.0"

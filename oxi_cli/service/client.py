@@ -31,6 +31,7 @@ def main() -> None:
             code = _run_there(*place, args)
             if code is not None:
                 _exit(code)
+    _with_site()
     from oxi_cli.bytecode import use_own_cache
 
     use_own_cache()  # before numpy and Numba load (oxi_cli/bytecode.py)
@@ -45,6 +46,13 @@ def main() -> None:
         except Exception:  # a service that cannot start leaves this call's result as it is
             pass
     _exit_now(code)
+
+
+def _with_site() -> None:
+    """Started without site (bin/oxi's `python -S`): a job run here needs site-packages as a plain interpreter
+    sets them up, .pth files and all, so the command starts again with site."""
+    if sys.flags.no_site and sys.orig_argv[1:2] == ["-S"]:
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[2:]])
 
 
 def _memory_limited() -> bool:

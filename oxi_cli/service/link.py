@@ -58,9 +58,9 @@ def send(sock: _socket.socket, message: dict, fds: tuple[int, ...] = ()) -> None
     data = dumps(message).encode("utf-8", "surrogateescape")
     frame = len(data).to_bytes(_HEADER, "big") + data
     if fds:
-        from array import array
-
-        sent = sock.sendmsg([frame], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array("i", fds))])
+        # C ints in native order, as array("i", fds) would give without importing array (collections comes with it)
+        rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+        sent = sock.sendmsg([frame], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         frame = frame[sent:]
     while frame:
         frame = frame[sock.send(frame):]
