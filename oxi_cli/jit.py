@@ -241,7 +241,3 @@ F32_2D, U16_2D, I32_2D = numba.float32[:, ::1], numba.uint16[:, ::1], numba.int3
 I64, BOOL = numba.int64, numba.boolean
 
 
-def threads_for(n: int | None) -> int:
-    """A requested thread count clamped to 1 .. this process's cores (all of them when None)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores if n is None else max(1, min(int(n), cores))

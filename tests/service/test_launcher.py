@@ -4,16 +4,14 @@ start-up files, runs a job of its own with them, and is `oxi` in every line it p
 from __future__ import annotations
 
 import os
-import site
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.conftest import hdr_rgba, write_exr
+from tests.installed import install_wheel, purelib
 
-ROOT = Path(__file__).resolve().parents[2]
 # A start-up file of the new environment's that leaves a mark when site runs it (as numba-cuda's .pth runs code).
 MARK_PTH = 'import os; os.environ.get("OXI_TEST_SITE_MARK") and open(os.environ["OXI_TEST_SITE_MARK"], "a").close()\n'
 
@@ -22,20 +20,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the launcher is
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new virtual environment with oxi installed from a wheel of this tree; the libraries it needs come from
-    this interpreter's site-packages through a .pth file, which only a run with site reads."""
-    tmp = tmp_path_factory.mktemp("launcher")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(tmp / "wheel"), str(ROOT)], check=True, capture_output=True, timeout=300)
-    venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    wheel = next((tmp / "wheel").glob("oxi-*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True, timeout=300)
-    purelib = subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    Path(purelib, "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    Path(purelib, "zz_mark.pth").write_text(MARK_PTH)
+    """oxi installed from a wheel in a new environment, with a start-up file that marks each run of site."""
+    venv = install_wheel(tmp_path_factory.mktemp("launcher"))
+    (purelib(venv) / "zz_mark.pth").write_text(MARK_PTH)
     return venv
 
 
@@ -88,17 +75,15 @@ def test_usage_lines_name_the_command_oxi(installed, env, mode):
 
 def test_a_package_only_site_reaches_runs_through_site(installed, env, tmp_path):
     """An install the launcher cannot find without site (here: its folder named only by a .pth file) still runs."""
-    purelib = Path(subprocess.run([installed / "bin" / "python", "-c",
-                                   "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                                  check=True, capture_output=True, text=True).stdout.strip())
+    site = purelib(installed)
     (tmp_path / "pkg").mkdir()
-    (purelib / "oxi_cli").rename(tmp_path / "pkg" / "oxi_cli")
+    (site / "oxi_cli").rename(tmp_path / "pkg" / "oxi_cli")
     try:
-        (purelib / "moved.pth").write_text(f"{tmp_path / 'pkg'}\n")
+        (site / "moved.pth").write_text(f"{tmp_path / 'pkg'}\n")
         mark = tmp_path / "site-ran"
         done = oxi(installed, {**env, "OXI_TEST_SITE_MARK": str(mark)}, "--version")
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith(b"oxi ") and mark.exists()
     finally:
-        (purelib / "moved.pth").unlink(missing_ok=True)
-        (tmp_path / "pkg" / "oxi_cli").rename(purelib / "oxi_cli")
+        (site / "moved.pth").unlink(missing_ok=True)
+        (tmp_path / "pkg" / "oxi_cli").rename(site / "oxi_cli")

@@ -10,7 +10,8 @@ import numpy as np
 
 from oxi_cli.backends.base import DeviceLimits, adoptable, host_limits
 from oxi_cli.backends.cpu import cold, numpy_ops
-from oxi_cli.backends.cpu.pool import run_blocks, split
+from oxi_cli.backends.cpu.half_floats import bits, half_in_hardware
+from oxi_cli.backends.cpu.pool import run_blocks, split, threads_for
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
 from oxi_cli.ops.program import compile_program
@@ -41,11 +42,11 @@ class Planes:
 
     def bits(self, channel: int) -> np.ndarray:
         """One plane as the kernels take it: flat, half as its uint16 bits."""
-        return _kernels("half").bits(self.arrays[channel]).reshape(-1)
+        return bits(self.arrays[channel]).reshape(-1)
 
     def rows(self, channel: int) -> np.ndarray:
         """One plane as the row kernels take it: (H, W), half as its uint16 bits."""
-        return _kernels("half").bits(self.arrays[channel])
+        return bits(self.arrays[channel])
 
 
 class CpuBackend:
@@ -68,7 +69,7 @@ class CpuBackend:
     def threads(self) -> int:
         """The kernels' thread count: the request clamped to this process's cores."""
         if self._threads is None:
-            self._threads = import_module("oxi_cli.jit").threads_for(self._requested)
+            self._threads = threads_for(self._requested)
         return self._threads
 
     def limits(self) -> DeviceLimits:
@@ -82,16 +83,15 @@ class CpuBackend:
             if pixels.ndim != 3:
                 raise ProcessingError(f"expected an (H, W, C) image, got shape {pixels.shape}")
             pixels = [pixels[..., c] for c in range(pixels.shape[2])]
-        keep = half and _kernels("half").IN_KERNELS and all(p.dtype == np.float16 for p in pixels)
+        keep = half and half_in_hardware() and all(p.dtype == np.float16 for p in pixels)
         dtype = np.float16 if keep else np.float32
         return Planes([p if adopt and adoptable(p, dtype) else self._converted(p, dtype) for p in pixels])
 
     def _converted(self, plane: np.ndarray, dtype: type) -> np.ndarray:
-        half = _kernels("half")
         tiny = np.zeros(1, plane.dtype)
-        if self._ready(("convert", plane.dtype, dtype), lambda: half.converted(tiny, dtype, 1), ["half"],
+        if self._ready(("convert", plane.dtype, dtype), lambda: _kernels("half").converted(tiny, dtype, 1), ["half"],
                        lambda: True):
-            return half.converted(plane, dtype, self.threads)
+            return _kernels("half").converted(plane, dtype, self.threads)
         out = np.empty(plane.shape, dtype)
         with np.errstate(over="ignore"):  # NumPy rounds as the kernels do; beyond half range becomes +-Inf
             np.copyto(out, plane)
@@ -102,7 +102,7 @@ class CpuBackend:
         return cold.ready(key, trial, modules, other_way, self.wait_for_kernels)
 
     def allocate(self, height: int, width: int, channels: int, half: bool = False) -> Planes:
-        dtype = np.float16 if half and _kernels("half").IN_KERNELS else np.float32
+        dtype = np.float16 if half and half_in_hardware() else np.float32
         return Planes([np.empty((height, width), dtype) for _ in range(channels)])
 
     def download(self, handle: Planes, out: np.ndarray | None = None) -> np.ndarray:
@@ -129,20 +129,23 @@ class CpuBackend:
         alpha = 3 if program.uses_alpha else 0  # unused without alpha: any plane of the right type will do
         src_planes = [src.bits(c) for c in (0, 1, 2, alpha)]
         dst_planes = src_planes if dst is src else [dst.bits(c) for c in (0, 1, 2, alpha)]
-        color = _kernels("color")
         modules = {type(op).__module__.rsplit(".", 1)[-1] for op in ops}
-        color.load_loops(modules)
         same = dst is src
+
+        def kernels() -> ModuleType:
+            color = _kernels("color")
+            color.load_loops(modules)
+            return color
 
         def trial() -> None:  # the same kernels, argument types and path on one pixel
             tiny = [np.zeros(1, p.dtype) for p in src_planes]
-            color.run_program(program, tiny, tiny if same else [np.zeros(1, p.dtype) for p in dst_planes], 1)
+            kernels().run_program(program, tiny, tiny if same else [np.zeros(1, p.dtype) for p in dst_planes], 1)
 
         key = ("color", program.key, program.uses_alpha, src_planes[0].dtype, dst_planes[0].dtype, same)
         from oxi_cli.ops.ocio_cpu import covers, for_ops
 
         if self._ready(key, trial, [*modules, "half"], lambda: covers(ops) and cold.ocio_available()):
-            color.run_program(program, src_planes, dst_planes, self.threads)
+            kernels().run_program(program, src_planes, dst_planes, self.threads)
             return
 
         if not same:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Hashable, Iterable
 
 from oxi_cli import kernel_cache
@@ -37,20 +38,39 @@ def ready(key: Hashable, trial: Callable[[], None], modules: Iterable[str], othe
     (one line on a terminal says so) and True."""
     if key in _READY:
         return True
+    names = sorted(set(modules))
+    # Never compiled into this cache (its manifest says): the trial would only import Numba (0.2-0.9 s of a
+    # first run) to find that out. Where nothing can compile in the background (a read-only cache), the trial
+    # decides, as it does for modules the manifest lists.
+    if not wait and never_compiled(names) and _compiles_later() and other_way():
+        kernel_cache.compile_in_background(names)
+        return False
     from oxi_cli import jit
 
     try:
         with jit.cached_only():
             trial()
     except jit.ColdKernel:
-        names = sorted(set(modules))
         if not wait and other_way():
             kernel_cache.compile_in_background(names)
             return False
         notice(names)
+        started = time.perf_counter()
         trial()
+        kernel_cache.record(dict.fromkeys(names, time.perf_counter() - started))
     _READY.add(key)
     return True
+
+
+def _compiles_later() -> bool:
+    """Whether kernels compiled in the background would reach this cache for the next job."""
+    where = kernel_cache.location()
+    return where.path is not None and where.writable
+
+
+def never_compiled(names: Iterable[str]) -> set[str]:
+    """The kernel modules among `names` that the kernel cache's manifest does not list as compiled."""
+    return set(names) - kernel_cache.compiled()
 
 
 def expected_seconds(names: Iterable[str]) -> float:
@@ -80,8 +100,8 @@ def cold_modules(ops: Iterable[object]) -> set[str]:
     does not list: a cheap guess for `auto`, made before any kernel loads (the job itself finds out for sure)."""
     from oxi_cli.ops import ColorOp
 
-    needed = {"half"} | {module_of(op) for op in ops if not (isinstance(op, ColorOp) and not op.runs_natively())}
-    return needed - kernel_cache.compiled()
+    return never_compiled({"half"} | {module_of(op) for op in ops
+                                      if not (isinstance(op, ColorOp) and not op.runs_natively())})
 
 
 @functools.cache

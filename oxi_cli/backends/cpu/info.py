@@ -5,12 +5,21 @@ from __future__ import annotations
 import os
 import platform
 
+from oxi_cli.backends.cpu.pool import threads_for
 
-def _simd_level() -> str:
+
+def cpu_flags() -> list[str] | None:
+    """The kernel's feature flags for this CPU (/proc/cpuinfo); None where there is no such file."""
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+            return next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
     except OSError:
+        return None
+
+
+def _simd_level() -> str:
+    flags = cpu_flags()
+    if flags is None:
         return platform.machine()
     for level in ("avx512f", "avx2", "avx", "sse4_2"):
         if level in flags:
@@ -28,7 +37,7 @@ def cpu_info() -> dict[str, object]:
         "processor": platform.processor() or platform.machine(),
         "cores": os.cpu_count(),
         "numba_version": jit.numba.__version__,
-        "threads": jit.threads_for(None),  # the kernels' pool (serial nogil kernels, one block a task)
+        "threads": threads_for(None),  # the kernels' pool (serial nogil kernels, one block a task)
         "simd": _simd_level(),
         "cache_dir": None if where is None else str(where),
     }

@@ -23,6 +23,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_afresh_in_child)
 
 
+def threads_for(n: int | None) -> int:
+    """A requested thread count clamped to 1 .. this process's cores (all of them when None)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores if n is None else max(1, min(int(n), cores))
+
+
 def _pool(threads: int) -> ThreadPoolExecutor:
     with _lock:
         pool = _pools.get(threads)

@@ -8,32 +8,19 @@ signalling NaN comes back quiet).
 """
 
 # isort: off
-from oxi_cli.jit import BOOL, F32, F32_2D, I64, U16, kernel, serial, threads_for  # first: Numba w/o SciPy
+from oxi_cli.jit import BOOL, F32, F32_2D, I64, U16, kernel, serial  # first: Numba w/o SciPy
 
 # isort: on
-import os
-import platform
-
 import numpy as np
-from llvmlite import binding, ir
+from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-
-def _in_hardware() -> bool:
-    """Whether this CPU converts half in an instruction: F16C on x86 (since 2012), always on 64-bit ARM.
-    Elsewhere LLVM would call a runtime helper the JIT may not find, so half stays out of the kernels
-    (OXI_HALF_IN_KERNELS=0 forces that path, to test it)."""
-    if os.environ.get("OXI_HALF_IN_KERNELS", "").strip() == "0":
-        return False
-    machine = platform.machine().lower()
-    if machine in ("aarch64", "arm64"):
-        return True
-    return machine in ("x86_64", "amd64") and bool(binding.get_host_cpu_features().get("f16c", False))
-
+from oxi_cli.backends.cpu.half_floats import bits, half_in_hardware
+from oxi_cli.backends.cpu.pool import threads_for
 
 # False: half images are widened to float32 with numpy before the kernels and narrowed after them.
-IN_KERNELS = _in_hardware()
+IN_KERNELS = half_in_hardware()
 
 
 @intrinsic
@@ -156,11 +143,6 @@ def convert(src: np.ndarray, dst: np.ndarray, threads: int | None = None) -> Non
     count = threads_for(threads)
     run_blocks(lambda s, e: convert_block(src[s:e], dst[s:e]), src.shape[0], split(src.shape[0], count, 1 << 16),
                count)
-
-
-def bits(a: np.ndarray) -> np.ndarray:
-    """The array a kernel takes: half arrays as their uint16 bits, float32 as is."""
-    return a.view(np.uint16) if a.dtype == np.float16 else a
 
 
 def converted(plane: np.ndarray, dtype: type, threads: int | None = None) -> np.ndarray:
