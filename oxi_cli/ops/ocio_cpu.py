@@ -4,7 +4,6 @@ oxi's own colour ops while their kernels are not compiled (`for_ops`: each op as
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -87,19 +86,17 @@ def _cores() -> int:
 
 @functools.lru_cache(maxsize=32)
 def _processor(ctf: str, optimize: bool = True) -> Any:
-    """The CPU processor of a CTF document; OCIO reads transforms from files only, so the text goes to a
-    file named by its digest (OCIO caches files by path: equal text, equal file)."""
+    """The CPU processor of a CTF document. OCIO reads transforms from files only, so the text goes to a file
+    in a folder of this process's own (mkdtemp: 0700, a new name), removed once the processor holds the ops: a
+    shared temporary folder would let another user's file of the same name stand in for it."""
     import PyOpenColorIO as OCIO
 
-    digest = hashlib.sha1(ctf.encode()).hexdigest()
-    path = Path(tempfile.gettempdir()) / f"oxi-{os.getuid() if hasattr(os, 'getuid') else 0}-{digest}.ctf"
-    if not path.is_file() or path.read_text(encoding="utf-8") != ctf:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(ctf, encoding="utf-8")
-        os.replace(tmp, path)
-    transform = OCIO.FileTransform(src=str(path))
     level = OCIO.OPTIMIZATION_LOSSLESS if optimize else OCIO.OPTIMIZATION_NONE
-    return OCIO.Config.CreateRaw().getProcessor(transform).getOptimizedCPUProcessor(level)
+    with tempfile.TemporaryDirectory(prefix="oxi-ocio-") as folder:
+        path = Path(folder) / "chain.ctf"
+        path.write_text(ctf, encoding="utf-8")
+        transform = OCIO.FileTransform(src=str(path))
+        return OCIO.Config.CreateRaw().getProcessor(transform).getOptimizedCPUProcessor(level)
 
 
 def covers(ops: Sequence[ColorOp]) -> bool:

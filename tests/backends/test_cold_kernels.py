@@ -116,6 +116,21 @@ def test_a_cold_job_runs_at_once_on_stand_ins_and_the_next_on_the_kernels_it_com
     assert "compiled" in log
 
 
+def test_the_ocio_stand_in_leaves_no_file_in_the_temporary_folder(tmp_path, monkeypatch):
+    """OCIO reads a chain from a file: a private folder of the process's own, removed at once, not a name in the
+    shared temporary folder that another user could have put there first."""
+    import tempfile
+
+    from oxi_cli.ops.ocio_cpu import _processor, for_ops
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _processor.cache_clear()
+    planes = [np.full((3, 5), 0.5, np.float32) for _ in range(3)]
+    for_ops([Cdl(slope=(1.2, 1.0, 0.8))], False).apply_on_host(planes)
+    np.testing.assert_allclose([p[0, 0] for p in planes], [0.6, 0.5, 0.4], rtol=1e-6)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("has_alpha", [False, True])
 def test_the_ocio_stand_in_agrees_with_the_kernels_for_every_op_code(cpu_backend, has_alpha):
     from oxi_cli.ops.ocio_cpu import for_ops
