@@ -314,3 +314,18 @@ def test_a_job_that_must_compile_says_so_on_a_terminal_only(tmp_path):
     piped = subprocess.run(args, env=_env(tmp_path / "b", OXI_WAIT_FOR_KERNELS="1"), capture_output=True,
                            text=True, timeout=600)
     assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+
+
+def test_a_cold_command_that_ends_at_once_leaves_its_kernels_compiling(tmp_path):
+    """The command leaves by os._exit (no exit handlers) and a small job ends before the gathering timer fires:
+    the compile it asked for starts all the same, so the next command finds the kernels."""
+    from tests.cli.conftest import hdr_rgba, write_exr
+
+    plate = write_exr(tmp_path / "plate.exr", hdr_rgba(8, 8))
+    env = _env(tmp_path, OXI_SERVER="off")
+    done = subprocess.run([sys.executable, "-m", "oxi_cli", "cdl", str(plate), str(tmp_path / "o.exr"), "--slope",
+                           "1.1", "--backend", "cpu"], env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    waited = _python("from oxi_cli import kernel_cache; print(kernel_cache.wait_for_compiles(600), "
+                     "sorted(kernel_cache.compiled()))", env)
+    assert waited.startswith("True") and "'cdl'" in waited and "'half'" in waited, waited

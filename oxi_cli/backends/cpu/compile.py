@@ -21,6 +21,7 @@ from typing import Any
 
 from oxi_cli import kernel_cache
 from oxi_cli.backends.cpu.cold import EXPECTED_S
+from oxi_cli.bytecode import use_own_cache
 
 
 def forms(module: str) -> list[tuple[Any, tuple]]:
@@ -50,6 +51,7 @@ def compile_modules(names: Iterable[str], progress: Callable[[str, float], None]
 
 
 def _worker(names: Sequence[str]) -> dict[str, float]:
+    use_own_cache()  # a spawned interpreter: Numba's bytecode as the command's process finds it
     return compile_modules(names)
 
 
@@ -94,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="kernel modules (default: every one)")
     parser.add_argument("--background", action="store_true", help="a cold job's: lower priority, one at a time")
     args = parser.parse_args(argv)
+    # Numba's bytecode goes where the next `oxi` process looks for it: a job on stand-ins never imported Numba,
+    # so without this the next job would compile Numba's own source (1 s on a 16-core H200 host).
+    use_own_cache()
     names = args.modules or backend_modules()
     unknown = sorted(set(names) - set(backend_modules()))
     if unknown:
