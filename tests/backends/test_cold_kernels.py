@@ -17,6 +17,7 @@ import pytest
 
 from oxi_cli.backends.cpu.kernels import half as halves
 from oxi_cli.ops import Blur, Cdl, Matrix, Place, Repremult, Resize, Unpremult
+from tests.cli.conftest import OXI
 from tests.ops.test_color_chain import _every_code
 from tests.reference import hdr_image
 
@@ -25,6 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 # within 5e-5 of max(|value|, 1) (OCIO's ACES 2.0 and exposure/contrast differ most, 2.4e-5 and 1.4e-5 on these
 # images); image ops within 1e-6 of the largest input (the kernels fuse multiply-adds); NaN and Inf alike.
 COLOR_RTOL = 5e-5
+OXI_CMD = [OXI] if OXI else [sys.executable, "-m", "oxi_cli"]
 IMAGE_RTOL = 1e-6
 
 
@@ -229,6 +231,7 @@ from oxi_cli.backends.cpu.backend import CpuBackend
 from oxi_cli.execute import run_chain
 from oxi_cli.backends.cpu.kernels import half as halves
 from oxi_cli.ops import Blur, Cdl, Matrix, Place, Repremult, Resize, Unpremult
+from tests.cli.conftest import OXI
 from tests.ops.test_color_chain import _every_code
 from tests.reference import hdr_image
 
@@ -256,8 +259,9 @@ def test_compiling_ahead_leaves_no_job_cold_and_serves_read_only(tmp_path):
     shared = tmp_path / "farm"
     shared.mkdir(mode=0o755)
     env = _env(tmp_path, OXI_KERNEL_CACHE=str(shared))
-    done = subprocess.run([sys.executable, "-m", "oxi_cli", "probe", "--compile", "--json"], env=env,
-                          capture_output=True, text=True, timeout=900, cwd=REPO)
+    # The command as installed (bin/oxi, run as a script: the compile's spawned processes import it again).
+    done = subprocess.run([*OXI_CMD, "probe", "--compile", "--json"], env=env, capture_output=True, text=True,
+                          timeout=900, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     doc = json.loads(done.stdout)
     from oxi_cli import kernel_cache
