@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import ColorOp, ImageOp
 
 # Resident size of a process before any pixel arrives, measured on a 2-core x86-64 machine (AVX-512): Python + numpy
@@ -53,6 +54,30 @@ def host_limits() -> DeviceLimits:
         detected=True,
         adopts_host_arrays=True,
     )
+
+
+class ImageOpTable(dict[str, Callable[..., None]]):
+    """Image op name -> the backend method that computes it: what a backend declares it runs (tests/backends
+    check every table against every image op), found by the op's name rather than by attribute lookup."""
+
+    def __init__(self, backend: str) -> None:
+        super().__init__()
+        self.backend = backend
+
+    def register(self, name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+        """Decorate the method that computes image op `name`."""
+
+        def add(method: Callable[..., None]) -> Callable[..., None]:
+            self[name] = method
+            return method
+
+        return add
+
+    def method(self, op: ImageOp) -> Callable[..., None]:
+        found = self.get(op.name)
+        if found is None:
+            raise ProcessingError(f"the {self.backend} backend has no {op.name} kernel; use another --backend")
+        return found
 
 
 class HostOnly:

@@ -8,7 +8,7 @@ from types import ModuleType
 
 import numpy as np
 
-from oxi_cli.backends.base import DeviceLimits, adoptable, host_limits
+from oxi_cli.backends.base import DeviceLimits, ImageOpTable, adoptable, host_limits
 from oxi_cli.backends.cpu import cold, numpy_ops
 from oxi_cli.backends.cpu.half_floats import bits, half_in_hardware
 from oxi_cli.backends.cpu.pool import run_blocks, split, threads_for
@@ -21,6 +21,12 @@ def _kernels(name: str) -> ModuleType:
     """A kernel module, imported on first use rather than with the backend: a job then imports Numba (0.3 s
     on a 16-core host with an H100 GPU) on its warm-up thread, beside the decode, not before the decode starts."""
     return import_module(f"oxi_cli.backends.cpu.kernels.{name}")
+
+
+# What this backend computes, by image op name: the kernels, and their NumPy stand-ins for a job that finds a
+# kernel not compiled yet (tests/backends check both against every image op).
+IMAGE_OPS = ImageOpTable("CPU")
+STAND_INS = ImageOpTable("CPU (NumPy stand-ins)")
 
 
 class Planes:
@@ -59,6 +65,7 @@ class CpuBackend:
     """
 
     name = "cpu"
+    image_ops = IMAGE_OPS
 
     def __init__(self, threads: int | None = None, wait_for_kernels: bool | None = None) -> None:
         self._requested = threads
@@ -155,20 +162,21 @@ class CpuBackend:
         for_ops(ops, has_alpha).apply_on_host(dst.arrays[:first], self.threads)
 
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
-        """Run one image op: the method of this backend named after it (resize, blur, place), or its NumPy
-        version while the kernel is not compiled."""
+        """Run one image op: its kernel (IMAGE_OPS), or its NumPy stand-in (STAND_INS) while the kernel is not
+        compiled."""
+        kernel = IMAGE_OPS.method(op)
         tiny = op.sample()
 
         def trial() -> None:
             planes = Planes([np.zeros((2, 2), src.arrays[0].dtype)])
             w, h = tiny.out_size(2, 2)
-            getattr(self, op.name)(planes, Planes([np.zeros((h, w), dst.arrays[0].dtype)]), tiny, 1)
+            kernel(self, planes, Planes([np.zeros((h, w), dst.arrays[0].dtype)]), tiny, 1)
 
         key = ("spatial", op.name, src.arrays[0].dtype, dst.arrays[0].dtype)
-        if self._ready(key, trial, [op.name], lambda: hasattr(self, f"_{op.name}_numpy")):
-            getattr(self, op.name)(src, dst, op)
+        if self._ready(key, trial, [op.name], lambda: op.name in STAND_INS):
+            kernel(self, src, dst, op)
         else:
-            getattr(self, f"_{op.name}_numpy")(src, dst, op)
+            STAND_INS.method(op)(self, src, dst, op)
 
     def _rows(self, dst: Planes, each: Callable[[int, int, int], None], threads: int | None = None) -> None:
         """each(channel, first, last) over every channel's output rows, about four tasks a thread."""
@@ -183,6 +191,7 @@ class CpuBackend:
 
         run_blocks(run, len(tasks), 1, threads)
 
+    @IMAGE_OPS.register("resize")
     def resize(self, src: Planes, dst: Planes, op: Resize, threads: int | None = None) -> None:
         h, w, _ = src.shape
         ys = op.weights(0, h, dst.shape[0])
@@ -193,27 +202,32 @@ class CpuBackend:
         self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), 1, yi, yw, yc, xi, xw, xc, first,
                                                       last), threads)
 
+    @IMAGE_OPS.register("blur")
     def blur(self, src: Planes, dst: Planes, op: Blur, threads: int | None = None) -> None:
         weights = op.weights().astype(np.float32)
         kernel = _kernels("blur").blur
         self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), 1, weights, first, last), threads)
 
+    @IMAGE_OPS.register("place")
     def place(self, src: Planes, dst: Planes, op: Place, threads: int | None = None) -> None:
         kernel = _kernels("place").place
         self._rows(dst, lambda i, first, last: kernel(src.rows(i), dst.rows(i), op.x, op.y, first, last),
                    threads)
 
+    @STAND_INS.register("resize")
     def _resize_numpy(self, src: Planes, dst: Planes, op: Resize) -> None:
         h, w, _ = src.shape
         ys, xs = op.weights(0, h, dst.shape[0]), op.weights(1, w, dst.shape[1])
         self._rows(dst, lambda i, first, last: numpy_ops.resize_rows(src.arrays[i], dst.arrays[i], ys, xs, first,
                                                                      last))
 
+    @STAND_INS.register("blur")
     def _blur_numpy(self, src: Planes, dst: Planes, op: Blur) -> None:
         weights = op.weights().astype(np.float32)
         self._rows(dst, lambda i, first, last: numpy_ops.blur_rows(src.arrays[i], dst.arrays[i], weights, first,
                                                                    last))
 
+    @STAND_INS.register("place")
     def _place_numpy(self, src: Planes, dst: Planes, op: Place) -> None:
         self._rows(dst, lambda i, first, last: numpy_ops.place_rows(src.arrays[i], dst.arrays[i], op.x, op.y, first,
                                                                     last))

@@ -8,22 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from oxi_cli.backends.base import ImageOpTable
 from oxi_cli.backends.gpu.context import ALIGN, ELEMENT_BYTES, GpuImage, gpu_errors
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import Blur, ImageOp, Place, Resize
 
-# Image op name -> its method: what this backend computes (tests/backends check it against every op's name).
-IMAGE_OPS: dict[str, Callable[..., None]] = {}
-
-
-def image_op(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register the decorated method as the kernel of image op `name`."""
-
-    def register(method: Callable[..., None]) -> Callable[..., None]:
-        IMAGE_OPS[name] = method
-        return method
-
-    return register
+# What this backend computes, by image op name (tests/backends check it against every image op).
+IMAGE_OPS = ImageOpTable("GPU")
+image_op = IMAGE_OPS.register
 
 
 class ImageOps:
@@ -33,10 +25,7 @@ class ImageOps:
 
     def spatial(self, src: GpuImage, dst: GpuImage, op: ImageOp) -> None:
         """Run one image op through the kernel registered for its name."""
-        kernel = IMAGE_OPS.get(op.name)
-        if kernel is None:
-            raise ProcessingError(f"the GPU backend has no {op.name} kernel; use --backend cpu")
-        kernel(self, src, dst, op)
+        IMAGE_OPS.method(op)(self, src, dst, op)
 
     @image_op("resize")
     @gpu_errors
