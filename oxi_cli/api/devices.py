@@ -92,13 +92,14 @@ def backend_for(asked: str | Backend | None, ops: Sequence[Any], width: int, hei
     if kind != "auto":
         return held(kind)
     from oxi_cli.backends.gpu.device import may_have_hardware_gpu
+    from oxi_cli.backends.registry import HOST
 
     if not may_have_hardware_gpu():
-        return held("cpu")
+        return held(HOST)
     from oxi_cli.backends.select import Workload, auto_choice
 
     choice = auto_choice()
-    if choice.kind != "gpu":
-        return held("cpu")
+    if choice.adapter is None:
+        return held(HOST)
     estimate = Workload(ops, width, height, channels, bytes_per_sample).estimate(None, choice.adapter)
-    return held("gpu", choice.adapter) if estimate.faster == "gpu" else held("cpu")
+    return held(choice.kind, choice.adapter) if estimate.faster == choice.kind else held(HOST)

@@ -10,10 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from oxi_cli.backends import registry
 from oxi_cli.backends.base import Backend
 from oxi_cli.errors import BackendUnavailable, OxiError, UsageError
 
-KINDS = ("auto", "cpu", "gpu")
+KINDS = ("auto", *registry.KINDS)
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,12 @@ def get_backend(
     return backend  # type: ignore[return-value]
 
 
-def auto_pair(chosen: DeferredBackend, threads: int | None) -> tuple[DeferredBackend, DeferredBackend]:
-    """(CPU, GPU) for a batch that times both (batch/trial.py): `chosen`, auto's pick by estimate, and the
-    other one, opening in the background now. A GPU that will not open stands in as the CPU."""
+def auto_candidates(chosen: DeferredBackend, threads: int | None) -> dict[str, DeferredBackend]:
+    """The backends a batch times (batch/trial.py), by name, the host first: `chosen`, auto's pick by estimate,
+    and the other, opening in the background now. A GPU that will not open stands in as the CPU."""
     if chosen.weighed is not None and chosen.weighed.faster == "cpu":
-        return chosen, _deferred("auto", None, threads)
-    return _deferred_cpu(threads), chosen
+        return {"cpu": chosen, "gpu": _deferred("auto", None, threads)}
+    return {"cpu": _deferred_cpu(threads), "gpu": chosen}
 
 
 def _choose(
@@ -186,6 +187,7 @@ class DeferredBackend:
         self.estimate: Any = None  # both backends' estimated seconds (cost.Estimate), when a job was weighed
         self.weighed: Any = None  # the estimate when `auto` chose by it between the CPU and a hardware GPU
         self._fallback = fallback
+        self.fell_back = False  # a failure mid-job switched it to the fallback (fall_back)
         self._backend: Backend | None = None
         self._opened: Backend | None = None
         self._error: BaseException | None = None
@@ -222,16 +224,12 @@ class DeferredBackend:
                         error = self._failure(error)
                     raise error
                 else:
-                    warn(f"{self._error}; using the CPU backend")
+                    warn(f"{self._error}; using {registry.kind(registry.HOST).title}")
                     self._backend = self._fallback()
             return self._backend
 
     def _failure(self, error: BaseException) -> BackendUnavailable:
-        if self._name == "cpu":
-            return BackendUnavailable(f"the CPU backend failed to start: {type(error).__name__}: {error}; "
-                                      "check that numba and llvmlite are installed (pip install numba)")
-        return BackendUnavailable(f"the GPU backend failed to start: {type(error).__name__}: {error}; "
-                                  "use --backend cpu")
+        return registry.kind(self._name or registry.HOST).failed(error)
 
     def fall_back(self, error: BaseException) -> Backend:
         """After a GPU failure mid-job (GpuFailure): with `auto`, warn and switch to the CPU backend for good,
@@ -240,8 +238,9 @@ class DeferredBackend:
         if self._fallback is None:
             raise error
         with self._lock:
-            warn(f"{error}; redoing it on the CPU backend")
+            warn(f"{error}; redoing it on {registry.kind(registry.HOST).title}")
             self._backend = self._fallback()
+            self.fell_back = True
             return self._backend
 
     @property
@@ -277,8 +276,9 @@ def resolve_choice(kind: str | None, device: int | None) -> str:
     """The kind in effect (resolve_kind) checked against the adapter asked for: the one place that rule lives,
     for the command's options and for a Python caller's open_backend alike."""
     kind = resolve_kind(kind)
-    if kind == "cpu" and device is not None:
-        raise UsageError("--device picks a GPU adapter; it cannot be used with --backend cpu")
+    if kind != "auto" and device is not None and not registry.kind(kind).devices:
+        picks = " or ".join(k.devices for k in registry.KINDS.values() if k.devices)
+        raise UsageError(f"--device picks {picks}; it cannot be used with --backend {kind}")
     return kind
 
 
@@ -345,25 +345,8 @@ def warn(message: str) -> None:
 
 
 def _cpu(threads: int | None) -> Backend:
-    from oxi_cli.backends.cpu.backend import CpuBackend
-
-    return CpuBackend(threads)
+    return registry.kind(registry.HOST).open(None, threads)
 
 
 def _gpu(device: int | None) -> Backend:
-    try:
-        from oxi_cli.backends.gpu import device as gpu_device
-        from oxi_cli.backends.gpu.backend import WgpuBackend
-    except ImportError as exc:
-        raise BackendUnavailable(f"the GPU backend needs the wgpu package ({exc}); pip install wgpu") from None
-    if device is None:
-        try:
-            adapters = gpu_device.list_adapters()
-        except Exception as exc:
-            raise BackendUnavailable(f"wgpu could not list GPU adapters: {exc}; see `oxi probe`") from None
-        chosen = gpu_device.best(adapters, gpu_only=False)
-        if chosen is None:
-            hint = "; ".join(gpu_device.missing_pieces()) or gpu_device.SOFTWARE_HINT
-            raise BackendUnavailable(f"no GPU adapter found ({hint})")
-        device = chosen.index
-    return WgpuBackend(device)
+    return registry.kind("gpu").open(device, None)

@@ -22,6 +22,7 @@ try:
 except ImportError:  # only --cluster and `oxi worker` get here
     raise UsageError("--cluster needs Dask: pip install 'oxi[cluster]' (dask and distributed)") from None
 
+from oxi_cli.backends import registry
 from oxi_cli.batch.inputs import InputItem
 from oxi_cli.batch.interrupts import raise_in_thread
 from oxi_cli.batch.options import BatchOptions
@@ -182,7 +183,7 @@ class ClusterBatch(Batch):
         if MEMORY in self.capacity:
             wanted[MEMORY] = min(job.footprint.ram, self.capacity[MEMORY])
         # Only a batch that must run on GPUs asks for device memory: `auto` may also run on CPU-only workers.
-        if VRAM in self.capacity and self.backend_key[0] == "gpu":
+        if VRAM in self.capacity and _own_memory(self.backend_key[0], auto=False):
             wanted[VRAM] = min(job.footprint.vram, self.capacity[VRAM])
         return wanted
 
@@ -366,7 +367,7 @@ def run_task(task: Task, chain: Any) -> dict[str, Any]:
     with _LOCK:
         cancel = _CANCELS.setdefault(task.batch, threading.Event())
     runner = WorkerBatch(task, chain, backend, serialised, cancel)
-    if task.gpu_share > 1 and task.opts.vram_limit is None and backend.name == "gpu":
+    if task.gpu_share > 1 and task.opts.vram_limit is None and registry.kind(backend.name).own_memory:
         # local:N puts N processes on this machine's GPU: each plans for its share of the device's memory.
         runner.opts = replace(task.opts, vram_limit=str(int(backend.limits().usable_memory) // task.gpu_share))
     remove_stale_temporaries(task.output, started)
@@ -447,10 +448,17 @@ def dask_setup(worker: Any) -> None:
         budget = memory_budget(None)
         _advertise(worker, MEMORY, min(budget, limit // 2) if limit and not os.environ.get("OXI_MEMORY_BUDGET")
                    else budget)
-    if VRAM not in resources and os.environ.get("OXI_BACKEND", "auto") != "cpu":
+    if VRAM not in resources and _own_memory(os.environ.get("OXI_BACKEND"), auto=True):
         vram = _gpu_memory()
         if vram:
             _advertise(worker, VRAM, vram)
+
+
+def _own_memory(asked: str | None, auto: bool) -> bool:
+    """Whether the backend a --backend / OXI_BACKEND value names computes in memory of its own; `auto` (or none
+    given) answers `auto`: it may run on such a device or not."""
+    name = (asked or "auto").strip().lower()
+    return auto if name not in registry.KINDS else registry.kind(name).own_memory
 
 
 def _advertise(worker: Any, name: str, amount: float) -> None:
@@ -466,10 +474,10 @@ def _gpu_memory() -> int | None:
         if not _hardware_gpu_possible():
             return None
         choice = auto_choice(None)
-        if choice.kind != "gpu":
+        if not registry.kind(choice.kind).own_memory:
             return None
         backend, _ = worker_backend((None, None, None))
-        return int(backend.limits().usable_memory) if backend.name == "gpu" else None
+        return int(backend.limits().usable_memory) if registry.kind(backend.name).own_memory else None
     except (OxiError, OSError):
         return None
 

@@ -85,10 +85,12 @@ class BatchOptions:
 def check_device(opts: BatchOptions, chain: Any) -> None:
     """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
     copy never opens the device, which is where the index is checked otherwise)."""
+    from oxi_cli.backends import registry
     from oxi_cli.backends.select import resolve_choice
 
     kind = resolve_choice(opts.backend, opts.device)
-    if chain.computes_anything() or (opts.device is None and kind != "gpu"):
+    picks_device = kind != "auto" and bool(registry.kind(kind).devices)
+    if chain.computes_anything() or (opts.device is None and not picks_device):
         return
     try:
         from oxi_cli.backends.gpu.device import list_adapters

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from oxi_cli.backends import registry
 from oxi_cli.batch.inputs import Inputs, expand_inputs
 from oxi_cli.batch.interrupts import interrupts_deferred, raise_in_thread
 from oxi_cli.batch.jobs import Job, RowsDone, check_out_type, plan_jobs, process_file
@@ -203,7 +204,7 @@ class Batch:
                 self.emit(job.record)
 
     def _open_backend(self) -> None:
-        from oxi_cli.backends.select import auto_pair
+        from oxi_cli.backends.select import auto_candidates
         from oxi_cli.io import set_io_threads
 
         if self.command or self.opts.threads is not None:  # a Python caller's EXR threads change only if it asks
@@ -214,11 +215,10 @@ class Batch:
         self.backend = self._serialize(self.raw_backend)
         weighed = vars(self.raw_backend).get("weighed")
         if self.scheduler_jobs == 1 and not self.opts.plan_only and worth_timing(weighed, job and job.files):
-            cpu, gpu = auto_pair(self.raw_backend, self.opts.threads)
-            self.trial = Trial(cpu, gpu)
+            self.trial = Trial(auto_candidates(self.raw_backend, self.opts.threads))
         vram = None
         # Only with several jobs does the device's memory decide anything (asking waits for the GPU to open).
-        if self.scheduler_jobs > 1 and self.backend.name == "gpu":
+        if self.scheduler_jobs > 1 and registry.kind(self.backend.name).own_memory:
             vram = int(self.backend.limits().usable_memory)
         self.scheduler = Scheduler(self.scheduler_jobs, self.budget, vram)
 
@@ -428,7 +428,7 @@ class Batch:
             if not isinstance(e, GpuFailure) or not hasattr(raw, "fall_back"):
                 raise
             with self.fallback_lock:
-                if backend.name == "gpu":  # the first failing file switches; the others just redo
+                if not raw.fell_back:  # the first failing file switches; the others just redo
                     raw.fall_back(e)
         return process_file(job, backend, self.opts, progress)
 
@@ -469,8 +469,9 @@ class Batch:
 
     def _name_device(self, raw: Any) -> str:
         # A chain with nothing to compute used no device, however far the GPU's background open got.
-        if raw.name == "gpu" and (not self.chain.computes_anything() or not getattr(raw, "ready", True)):
-            return "GPU not used (nothing to compute)"
+        kind = registry.kind(raw.name)
+        if kind.devices and (not self.chain.computes_anything() or not getattr(raw, "ready", True)):
+            return f"{kind.label} not used (nothing to compute)"
         return device_name(raw)
 
     # --- Ctrl-C ------------------------------------------------------------------------------------------

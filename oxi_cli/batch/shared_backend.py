@@ -6,6 +6,8 @@ import os
 import threading
 from typing import Any
 
+from oxi_cli.backends import registry
+
 
 class SerializedBackend:
     """One backend shared by every worker thread, one call at a time.
@@ -33,7 +35,7 @@ class SerializedBackend:
 
 def device_name(raw: Any) -> str:
     """What a backend computes on, as --json's `device` names it: its GPU adapter, or this host's processor."""
-    adapter = getattr(raw, "adapter", None) if raw.name == "gpu" else None
+    adapter = getattr(raw, "adapter", None) if registry.kind(raw.name).devices else None
     if adapter is not None:
         return f"{adapter.name} ({adapter.api})"
     import platform

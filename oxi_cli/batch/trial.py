@@ -26,15 +26,17 @@ def worth_timing(estimate: Any, files: int | None) -> bool:
 
 
 class Trial:
-    """Hands out backends frame by frame: FRAMES_EACH to the CPU, FRAMES_EACH to the GPU, then the one whose
-    fastest timed frame took less. Files are handed out in order by one thread; their ends are reported from
-    others."""
+    """Hands out backends frame by frame: FRAMES_EACH to each candidate in turn, then the one whose fastest timed
+    frame took least (the first candidate, the host, when every other failed). Files are handed out in order by
+    one thread; their ends are reported from others."""
 
-    def __init__(self, cpu: Any, gpu: Any) -> None:
-        self.order = [cpu] * FRAMES_EACH + [gpu] * FRAMES_EACH
-        self.timed_slots = {first + k: name for name, first in (("cpu", 0), ("gpu", FRAMES_EACH))
+    def __init__(self, candidates: dict[str, Any]) -> None:
+        """`candidates`: backend name (what a file's record says it ran on) -> the backend to hand out."""
+        self.candidates = candidates
+        self.order = [backend for backend in candidates.values() for _ in range(FRAMES_EACH)]
+        self.timed_slots = {i * FRAMES_EACH + k: name for i, name in enumerate(candidates)
                             for k in range(1, FRAMES_EACH)}
-        self.seconds: dict[str, list[float | None]] = {"cpu": [], "gpu": []}
+        self.seconds: dict[str, list[float | None]] = {name: [] for name in candidates}
         self._lock = threading.Lock()
         self.handed = 0
         self.decided = threading.Event()
@@ -68,13 +70,15 @@ class Trial:
         return None if not times or None in times else min(t for t in times if t is not None)
 
     def _decide(self) -> None:
-        cpu, gpu = self._fastest("cpu"), self._fastest("gpu")
-        use_gpu = gpu is not None and (cpu is None or gpu < cpu)
-        self.winner = self.order[-1] if use_gpu else self.order[0]
-        shown = ", ".join(f"{name.upper()} {'failed' if s is None else f'{s:.2f} s'}" for name, s in
-                          (("cpu", cpu), ("gpu", gpu)))
+        from oxi_cli.backends import registry
+
+        fastest = {name: self._fastest(name) for name in self.candidates}
+        timed = [name for name, s in fastest.items() if s is not None]
+        won = min(timed, key=lambda name: fastest[name]) if timed else next(iter(self.candidates))
+        self.winner = self.candidates[won]
+        shown = ", ".join(f"{name.upper()} {'failed' if s is None else f'{s:.2f} s'}" for name, s in fastest.items())
         self._verdict = (f"auto timed {FRAMES_EACH - 1} frames on each backend (fastest: {shown}): the "
-                         f"{'GPU' if use_gpu else 'CPU'} runs the rest")
+                         f"{registry.kind(won).label} runs the rest")
         self.decided.set()
 
     def verdict(self) -> str | None:

@@ -8,6 +8,7 @@ import json
 import os
 from typing import Any
 
+from oxi_cli.backends import registry
 from oxi_cli.bytecode import report as bytecode_report
 
 GIB = 1 << 30
@@ -38,12 +39,13 @@ def collect() -> dict[str, Any]:
     devices: list[dict[str, Any]] = []
     for a in adapters:
         d = a.as_dict()
-        d["auto"] = choice.kind == "gpu" and choice.adapter == a.index
+        d["auto"] = choice.adapter == a.index
         d["rates"] = _gpu_rates(a, problems)
         devices.append(d)
-    devices.append({**_cpu_info(problems), "kind": "cpu", "auto": choice.kind == "cpu", "rates": _cpu_rates()})
+    devices.append({**_cpu_info(problems), "kind": registry.HOST, "type": "Numba CPU", "auto": choice.adapter is None,
+                    "rates": _cpu_rates()})
     auto = {"backend": choice.kind, "device": choice.adapter, "reason": choice.reason}
-    if env in ("cpu", "gpu"):
+    if env in registry.KINDS:
         auto["overridden_by"] = f"OXI_BACKEND={env}"
     return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "bytecode": bytecode_report(),
             "kernel_cache": kernel_cache_report(), "problems": problems}
@@ -72,7 +74,7 @@ def probe(json_output: bool, calibrate: bool = False, compile_kernels: bool = Fa
     table = Table(title="oxi compute devices", show_lines=False)
     table.add_column("")
     for d in doc["devices"]:
-        head = "CPU backend" if d["kind"] == "cpu" else f"--device {d['index']}"
+        head = f"--device {d['index']}" if "index" in d else f"{registry.kind(registry.HOST).label} backend"
         table.add_column(head + ("  [bold green]<- auto[/]" if d["auto"] else ""), overflow="fold")
     for label, cell in _ROWS:
         table.add_row(label, *(cell(d) for d in doc["devices"]))
@@ -80,7 +82,7 @@ def probe(json_output: bool, calibrate: bool = False, compile_kernels: bool = Fa
     for problem in doc["problems"]:
         console.print(f"[yellow]note:[/] {problem}", highlight=False)
     auto = doc["auto"]
-    picked = f"gpu (--device {auto['device']})" if auto["backend"] == "gpu" else "cpu"
+    picked = auto["backend"] if auto["device"] is None else f"{auto['backend']} (--device {auto['device']})"
     console.print(f"auto picks: [bold]{picked}[/]: {auto['reason']}", highlight=False)
     console.print(f"rates: {doc['rates']['in_use']}", highlight=False)
     console.print(doc["bytecode"]["line"], highlight=False)
@@ -96,44 +98,42 @@ def probe(json_output: bool, calibrate: bool = False, compile_kernels: bool = Fa
         console.print(f"{auto['overridden_by']} is set: processing commands use that instead", highlight=False)
 
 
-def _gpu(key: str, fmt: Any = str) -> Any:
-    return lambda d: "" if d["kind"] == "cpu" else fmt(d[key])
+# Each row shows what a device's description holds: a GPU adapter's limits, the CPU's cores; no row asks which
+# backend a device belongs to.
+def _field(key: str, fmt: Any = str) -> Any:
+    return lambda d: fmt(d[key]) if key in d else ""
 
 
-def _cpu(key: str) -> Any:
-    return lambda d: str(d.get(key, "?")) if d["kind"] == "cpu" else ""
-
-
-def _gpu_rate(key: str, fmt: Any) -> Any:
-    return lambda d: "" if d["kind"] == "cpu" else fmt(d["rates"][key])
+def _rate(key: str, fmt: Any) -> Any:
+    return lambda d: fmt(d["rates"][key]) if key in d["rates"] else ""
 
 
 def _flops(d: dict[str, Any], key: str) -> str:
-    if d["kind"] == "cpu":
+    if key + "_per_core" in d["rates"]:
         return f"{d['rates'][key + '_per_core'] / 1e9:.2f} per core"
     return f"{d['rates'][key] / 1e9:.2f}"
 
 
 _ROWS = [
-    ("device", lambda d: str(d.get("processor", "cpu")) if d["kind"] == "cpu" else d["name"]),
-    ("API", _gpu("api")),
-    ("type", lambda d: "Numba CPU" if d["kind"] == "cpu" else d["kind"]),
-    ("driver", _gpu("driver")),
-    ("max buffer", _gpu("max_buffer", lambda n: _size(n))),
-    ("max storage binding", _gpu("max_binding", lambda n: _size(n))),
-    ("max workgroup size", _gpu("max_workgroup_size")),
-    ("3D texture limit", _gpu("max_texture_3d")),
-    ("shader-f16", _gpu("shader_f16", lambda b: "yes" if b else "no")),
-    ("memory", lambda d: "" if d["kind"] == "cpu" else _size(d["memory"])),
+    ("device", lambda d: str(d.get("processor") or d["name"])),
+    ("API", _field("api")),
+    ("type", lambda d: d.get("type") or d["kind"]),
+    ("driver", _field("driver")),
+    ("max buffer", _field("max_buffer", lambda n: _size(n))),
+    ("max storage binding", _field("max_binding", lambda n: _size(n))),
+    ("max workgroup size", _field("max_workgroup_size")),
+    ("3D texture limit", _field("max_texture_3d")),
+    ("shader-f16", _field("shader_f16", lambda b: "yes" if b else "no")),
+    ("memory", _field("memory", lambda n: _size(n))),
     ("rates", lambda d: d["rates"]["source"]),
     ("GFLOP/s filters", lambda d: _flops(d, "flops")),
     ("GFLOP/s colour", lambda d: _flops(d, "color_flops")),
-    ("start beyond CPU", _gpu_rate("extra_start_s", lambda v: f"{v:.2f} s")),
-    ("upload / download", lambda d: "" if d["kind"] == "cpu" else
+    ("start beyond CPU", _rate("extra_start_s", lambda v: f"{v:.2f} s")),
+    ("upload / download", lambda d: "" if "upload_bps" not in d["rates"] else
      f"{d['rates']['upload_bps'] / 1e9:.2f} / {d['rates']['download_bps'] / 1e9:.2f} GB/s"),
-    ("cores", _cpu("cores")),
-    ("kernel threads", _cpu("threads")),
-    ("SIMD", _cpu("simd")),
+    ("cores", _field("cores")),
+    ("kernel threads", _field("threads")),
+    ("SIMD", _field("simd")),
 ]
 
 

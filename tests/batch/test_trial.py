@@ -28,7 +28,7 @@ def test_close_estimates_of_a_long_batch_are_timed_and_far_ones_trusted():
 
 def test_trial_hands_frames_to_each_backend_then_to_the_faster_timed_one():
     cpu, gpu = "cpu backend", "gpu backend"
-    t = Trial(cpu, gpu)
+    t = Trial({"cpu": cpu, "gpu": gpu})
     handed = [t.next_backend() for _ in range(2 * FRAMES_EACH)]
     assert [b for b, _ in handed] == [cpu] * FRAMES_EACH + [gpu] * FRAMES_EACH
     for backend, slot in handed:  # warm-up frames slow, timed frames as measured
@@ -41,7 +41,7 @@ def test_trial_hands_frames_to_each_backend_then_to_the_faster_timed_one():
 
 def test_a_gpu_that_fell_back_to_the_cpu_or_failed_loses_the_trial():
     for ran_on, seconds in (("cpu", 0.1), ("gpu", None)):
-        t = Trial("c", "g")
+        t = Trial({"cpu": "c", "gpu": "g"})
         for _ in range(2 * FRAMES_EACH):
             backend, slot = t.next_backend()
             t.finished(slot, 0.5 if backend == "c" else seconds, "cpu" if backend == "c" else ran_on)
@@ -56,9 +56,9 @@ def test_a_timed_batch_runs_its_frames_on_both_backends_then_one_and_matches_the
     from oxi_cli.backends import select
 
     gpu = _open()  # skips, or fails under OXI_REQUIRE_GPU, without an adapter
-    pair = (select._deferred_cpu(2), select.DeferredBackend(lambda: gpu, fallback=None, name="gpu"))
+    pair = {"cpu": select._deferred_cpu(2), "gpu": select.DeferredBackend(lambda: gpu, fallback=None, name="gpu")}
     monkeypatch.setattr(runner, "worth_timing", lambda estimate, files: True)
-    monkeypatch.setattr(select, "auto_pair", lambda chosen, threads: pair)
+    monkeypatch.setattr(select, "auto_candidates", lambda chosen, threads: pair)
     real_finished = trial.Trial.finished
 
     def steered(self, slot, seconds, ran_on):  # noqa: ANN001
@@ -84,7 +84,7 @@ def test_a_timed_batch_runs_its_frames_on_both_backends_then_one_and_matches_the
 
 
 def test_the_fastest_timed_frame_of_each_backend_decides_so_one_slow_frame_does_not():
-    t = Trial("c", "g")
+    t = Trial({"cpu": "c", "gpu": "g"})
     gpu_times = iter([0.50] + [0.18] * (FRAMES_EACH - 2))  # the first timed GPU frame hit by noise
     for _ in range(2 * FRAMES_EACH):
         backend, slot = t.next_backend()

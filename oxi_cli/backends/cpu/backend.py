@@ -231,3 +231,8 @@ class CpuBackend:
     def _place_numpy(self, src: Planes, dst: Planes, op: Place) -> None:
         self._rows(dst, lambda i, first, last: numpy_ops.place_rows(src.arrays[i], dst.arrays[i], op.x, op.y, first,
                                                                     last))
+
+
+def open_cpu(device: int | None, threads: int | None) -> CpuBackend:
+    """The registry's opener (backends/registry.py): the host is the one device, so `device` is always None."""
+    return CpuBackend(threads)
