@@ -93,7 +93,7 @@ def process(
     recursive: bool = False,
     jobs: int | None = None,
     memory_budget: str | int | None = None,
-    vram_limit: str | None = None,
+    vram_limit: str | int | None = None,
     strategy: str | None = None,
     skip_existing: bool = False,
     overwrite: bool = False,
@@ -123,7 +123,7 @@ def process(
     paths = [str(inputs)] if isinstance(inputs, (str, PathLike)) else [str(p) for p in inputs]
     opts = BatchOptions(
         output=str(output), name=name, frames=frames, recursive=recursive, jobs=jobs,
-        memory_budget=None if memory_budget is None else str(memory_budget), vram_limit=vram_limit,
+        memory_budget=memory_budget, vram_limit=vram_limit,
         strategy=strategy, skip_existing=skip_existing, overwrite=overwrite, continue_on_error=continue_on_error,
         quiet=True, backend=backend if isinstance(backend, str) else None, device=device, threads=threads,
         out_type=out_type, compression=compression, in_place=in_place, part=None if part is None else str(part),

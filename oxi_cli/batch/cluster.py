@@ -369,7 +369,7 @@ def run_task(task: Task, chain: Any) -> dict[str, Any]:
     runner = WorkerBatch(task, chain, backend, serialised, cancel)
     if task.gpu_share > 1 and task.opts.vram_limit is None and registry.kind(backend.name).own_memory:
         # local:N puts N processes on this machine's GPU: each plans for its share of the device's memory.
-        runner.opts = replace(task.opts, vram_limit=str(int(backend.limits().usable_memory) // task.gpu_share))
+        runner.opts = replace(task.opts, vram_limit=int(backend.limits().usable_memory) // task.gpu_share)
     remove_stale_temporaries(task.output, started)
     try:
         job.ops = chain.ops_for(task.width, task.height)

@@ -26,8 +26,9 @@ class BatchOptions:
     recursive: bool = False
     jobs: int | None = None
     cluster: str | None = None  # a Dask scheduler address, `local` or `local:N` (batch/cluster.py)
-    memory_budget: str | None = None
-    vram_limit: str | None = None
+    # Sizes as given (512M, 2G, a recipe's number) until check() reads them into bytes, which flow on from there.
+    memory_budget: int | str | None = None
+    vram_limit: int | str | None = None
     strategy: str | None = None
     plan_only: bool = False
     skip_existing: bool = False
@@ -54,7 +55,7 @@ class BatchOptions:
             if key == "name":
                 key = "recipe_name"
             if getattr(self, key) is None:
-                setattr(self, key, str(value) if key == "memory_budget" else value)
+                setattr(self, key, value)
 
     def selection(self) -> Selection:
         """The part, layers and level each file is processed with (channels.Selection)."""
@@ -78,6 +79,12 @@ class BatchOptions:
             raise UsageError(f"--device takes an adapter index from `oxi probe` (0, 1, ...), got {self.device}")
         if self.overwrite and self.skip_existing:
             raise UsageError("--overwrite replaces existing outputs and --skip-existing keeps them; give one")
+        from oxi_cli.memory import parse_bytes
+
+        if self.memory_budget is not None:
+            self.memory_budget = parse_bytes(self.memory_budget, "--memory-budget")
+        if self.vram_limit is not None:
+            self.vram_limit = parse_bytes(self.vram_limit, "--vram-limit")
         # The environment's consent (a farm's task scripts) yields to --skip-existing on the command line.
         self.overwrite = self.overwrite or (not self.skip_existing and _env_switch(OVERWRITE_ENV))
 

@@ -17,13 +17,13 @@ class Footprint:
     vram: int
 
 
-def memory_budget(given: str | None) -> int:
-    """Bytes from --memory-budget, else env OXI_MEMORY_BUDGET, else the planner's default (half of the
-    memory available now): one budget for the batch and for each file's plan."""
+def memory_budget(given: int | None) -> int:
+    """Bytes: --memory-budget's (BatchOptions.check read it), else env OXI_MEMORY_BUDGET's, else the planner's
+    default (half of the memory available now): one budget for the batch and for each file's plan."""
     from oxi_cli.memory import default_ram_budget, parse_bytes
 
     if given is not None:
-        return parse_bytes(given, "--memory-budget")
+        return given
     env = os.environ.get("OXI_MEMORY_BUDGET")
     if env:
         return parse_bytes(env, "OXI_MEMORY_BUDGET")
