@@ -34,6 +34,7 @@ from oxi_cli.errors import (
     caused_by_interrupt,
     note_settled,
 )
+from oxi_cli.ops.base import live
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
 __all__ = ["Batch", "Job", "SerializedBackend", "check_out_type", "device_name", "plan_jobs", "process_file",
@@ -344,7 +345,7 @@ class Batch:
                 selection=self.opts.selection(),
             )
 
-        if all(op.is_identity() for op in job.ops):
+        if not live(job.ops):
             return plan(HostOnly())
         raw = self._raw(job)
         opening = not getattr(raw, "ready", True)

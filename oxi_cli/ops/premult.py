@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from oxi_cli.ops.base import ColorOp, Encoded, ImageOp
+from oxi_cli.ops.base import ColorOp, Encoded, ImageOp, live
 from oxi_cli.ops.codes import REPREMULT, UNPREMULT
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def unpremultiplied(ops: Sequence[ColorOp | ImageOp]) -> list[ColorOp | ImageOp]
     round trip alone is not bit-exact: c / a * a may differ from c in the last bit)."""
     found: list[ColorOp | ImageOp] = []
     run: list[ColorOp] = []
-    for op in [op for op in ops if not op.is_identity()]:
+    for op in live(ops):
         if isinstance(op, ColorOp) and op.runs_natively():
             run.append(op)
             continue
