@@ -31,7 +31,7 @@ def install_wheel(tmp_path: Path) -> Path:
     """Build the wheel (from a copy, leaving no build folders in the tree) and install it in `tmp_path`/venv;
     returns the venv's folder. Its site-packages is `purelib(venv)`."""
     src = tmp_path / "src"
-    src.mkdir()
+    src.mkdir(parents=True)
     for name in SOURCES:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))

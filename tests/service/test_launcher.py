@@ -87,3 +87,23 @@ def test_a_package_only_site_reaches_runs_through_site(installed, env, tmp_path)
     finally:
         (site / "moved.pth").unlink(missing_ok=True)
         (tmp_path / "pkg" / "oxi_cli").rename(site / "oxi_cli")
+
+
+def test_an_install_whose_path_has_a_space_starts_the_client_without_site(tmp_path):
+    """pip then writes oxi-python as a shell trampoline (no #! line holds the path): the launcher reads the
+    interpreter from its exec line."""
+    venv = install_wheel(tmp_path / "with space")
+    assert (venv / "bin" / "oxi-python").read_text().startswith("#!/bin/sh\n")
+    (purelib(venv) / "zz_mark.pth").write_text(MARK_PTH)
+    run = tmp_path / "runtime"
+    run.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run), "OXI_SERVER": "on", "COLUMNS": "200"}
+    env.pop("PYTHONPATH", None)
+    try:
+        assert oxi(venv, env, "server", "start").returncode == 0
+        mark = tmp_path / "site-ran"
+        done = oxi(venv, {**env, "OXI_TEST_SITE_MARK": str(mark)}, "--version")
+        assert done.returncode == 0 and done.stdout.startswith(b"oxi "), done.stderr
+        assert not mark.exists()
+    finally:
+        subprocess.run([venv / "bin" / "oxi", "server", "stop"], env=env, capture_output=True, timeout=60)
