@@ -346,6 +346,9 @@ class Dispatcher:
             "workers": len(self.workers),
             "devices": sorted({d for w in self.workers.values() for d in w.devices}),
             "memory_bytes": sum(_rss(pid) for pid in pids),
+            # By process: a worker forked while another finishes adds its size to the sum, not a leak.
+            "dispatcher_memory_bytes": _rss(os.getpid()),
+            "worker_memory_bytes": {str(pid): _rss(pid) for pid in self.workers},
             "budget_bytes": self.budget,
             "budget_in_use_bytes": self.in_use(),
             "files_waiting": sum(1 for w, t in self.waiting if t in w.tickets and not w.tickets[t][1]),

@@ -32,6 +32,8 @@ def env(tmp_path_factory: pytest.TempPathFactory):
     run = tmp_path_factory.mktemp("runtime")
     run.chmod(0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(run), "OXI_SERVER": "on", "OXI_BACKEND": "cpu", "COLUMNS": "200"}
+    # Running before the first test, so a test that reads its status first works alone too (pytest -k).
+    subprocess.run([*OXI_CMD, "server", "start"], env=env, capture_output=True, timeout=120, check=True)
     yield env
     subprocess.run([*OXI_CMD, "server", "stop"], env=env, capture_output=True, timeout=60)
 
@@ -112,6 +114,16 @@ def test_several_clients_run_at_once_in_their_own_workers(env, big, tmp_path):
     assert status(env)["jobs_served"] == before + 3
     first = (tmp_path / "o0.exr").read_bytes()
     assert all((tmp_path / f"o{i}.exr").read_bytes() == first for i in (1, 2))
+
+
+def test_status_gives_each_process_its_own_memory(env, plate, tmp_path):
+    """A worker forked while another finishes adds its size to the total: growth is read process by process."""
+    assert oxi(env, "cdl", str(plate), str(tmp_path / "o.exr"), "--slope", "1.1").returncode == 0
+    found = status(env)
+    workers = found["worker_memory_bytes"]
+    assert len(workers) == found["workers"] and all(v > 0 for v in workers.values())
+    assert found["dispatcher_memory_bytes"] > 0
+    assert found["dispatcher_memory_bytes"] + sum(workers.values()) == pytest.approx(found["memory_bytes"], rel=0.05)
 
 
 def test_a_call_under_a_memory_limit_runs_its_own_job_under_that_limit(env, plate, tmp_path):
