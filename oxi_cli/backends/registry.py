@@ -24,6 +24,7 @@ class BackendKind:
     name: str
     label: str
     opener: str
+    describer: str
     package: str
     devices: str
     own_memory: bool
@@ -42,6 +43,15 @@ class BackendKind:
                                      f"pip install {self.package}") from None
         return opener(device, threads)
 
+    def describe(self, problems: list[str]) -> list[dict[str, Any]]:
+        module, function = self.describer.split(":")
+        try:
+            describer = getattr(importlib.import_module(module), function)
+        except ImportError as exc:
+            problems.append(f"{self.title} cannot load ({exc}): pip install {self.package}")
+            return []
+        return describer(problems)
+
     def failed(self, error: BaseException) -> BackendUnavailable:
         """The one line for a backend that raised something unforeseen while it opened."""
         return BackendUnavailable(f"{self.title} failed to start: {type(error).__name__}: {error}; {self.start_hint}")
@@ -50,9 +60,11 @@ class BackendKind:
 # The backend the others fall back to: the host's processor, always there.
 HOST = "cpu"
 KINDS: dict[str, BackendKind] = {
-    "cpu": BackendKind("cpu", "CPU", "oxi_cli.backends.cpu.backend:open_cpu", "numba", "", False,
+    "cpu": BackendKind("cpu", "CPU", "oxi_cli.backends.cpu.backend:open_cpu",
+                       "oxi_cli.backends.cpu.info:describe_devices", "numba", "", False,
                        "check that numba and llvmlite are installed (pip install numba)"),
-    "gpu": BackendKind("gpu", "GPU", "oxi_cli.backends.gpu.opening:open_gpu", "wgpu", "a GPU adapter",
+    "gpu": BackendKind("gpu", "GPU", "oxi_cli.backends.gpu.opening:open_gpu",
+                       "oxi_cli.backends.gpu.device:describe_devices", "wgpu", "a GPU adapter",
                        True, "use --backend cpu"),
 }
 

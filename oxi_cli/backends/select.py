@@ -282,14 +282,15 @@ def resolve_choice(kind: str | None, device: int | None) -> str:
     return kind
 
 
-def auto_choice(device: int | None = None, adapters: list[Any] | None = None) -> Choice:
-    """Decide `auto` without opening a device; `adapters` (AdapterInfo list) saves a second enumeration."""
+def auto_choice(device: int | None = None, adapters: list[Any] | None = None, thorough: bool = False) -> Choice:
+    """Decide `auto` without opening a device; `adapters` (AdapterInfo list) saves a second enumeration;
+    `thorough` (`oxi probe`) lists them even without a GPU device node, to say which were found."""
     if device is not None:
         return Choice("gpu", device, f"--device {device} was asked for")
     from oxi_cli.backends.gpu import device as gpu_device
 
     if adapters is None:
-        if not gpu_device.may_have_hardware_gpu():
+        if not thorough and not gpu_device.may_have_hardware_gpu():
             return Choice("cpu", None, "no GPU device node (/dev/dri/renderD*, /dev/nvidia*) on this machine")
         try:
             adapters = gpu_device.list_adapters()

@@ -15,35 +15,18 @@ GIB = 1 << 30
 
 
 def collect() -> dict[str, Any]:
-    """The probe as one JSON-ready document: devices (GPU adapters, then the CPU), auto's pick, problems."""
+    """The probe as one JSON-ready document: every registered backend's devices (the host's last), auto's pick,
+    problems."""
     from oxi_cli.backends.select import auto_choice
 
     problems: list[str] = []
-    adapters: list[Any] = []
-    try:
-        from oxi_cli.backends.gpu.device import SOFTWARE_HINT, list_adapters, missing_pieces
-
-        try:
-            adapters = list_adapters()
-        except Exception as exc:  # a broken loader or driver must not take the probe down
-            problems.append(f"wgpu could not list adapters: {type(exc).__name__}: {exc}")
-        if not adapters:
-            problems.extend(missing_pieces())
-            if not problems:
-                problems.append(f"wgpu found no adapter: {SOFTWARE_HINT}")
-    except ImportError as exc:
-        problems.append(f"the GPU backend cannot load ({exc}): pip install 'wgpu>=0.32,<0.33'")
-
-    choice = auto_choice(adapters=adapters)
+    choice = auto_choice(thorough=True)
     env = (os.environ.get("OXI_BACKEND") or "").strip().lower()
     devices: list[dict[str, Any]] = []
-    for a in adapters:
-        d = a.as_dict()
-        d["auto"] = choice.adapter == a.index
-        d["rates"] = _gpu_rates(a, problems)
-        devices.append(d)
-    devices.append({**_cpu_info(problems), "kind": registry.HOST, "type": "Numba CPU", "auto": choice.adapter is None,
-                    "rates": _cpu_rates()})
+    for kind in sorted(registry.KINDS.values(), key=lambda k: k.name == registry.HOST):
+        for d in kind.describe(problems):
+            d["auto"] = choice.kind == kind.name and choice.adapter == d.get("index")
+            devices.append(d)
     auto = {"backend": choice.kind, "device": choice.adapter, "reason": choice.reason}
     if env in registry.KINDS:
         auto["overridden_by"] = f"OXI_BACKEND={env}"
@@ -174,41 +157,6 @@ def _rates_in_use() -> dict[str, Any]:
 
     rates = load_rates()
     return {"cache": str(rates_file.cache_path()), "in_use": rates.describe(), **rates.to_dict()}
-
-
-def _cpu_rates() -> dict[str, Any]:
-    from oxi_cli.backends.cost import load_rates
-
-    rates = load_rates()
-    return {"source": "measured" if rates.measured_at else "defaults", "flops_per_core": rates.cpu_flops_per_core,
-            "color_flops_per_core": rates.cpu_color_flops_per_core}
-
-
-def _gpu_rates(adapter: Any, problems: list[str]) -> dict[str, Any]:
-    """Adapter `adapter`'s measured rates, or the defaults; a record measured on another device or driver at
-    that index is reported (auto cannot tell without wgpu, which it does not load to read the cache)."""
-    from oxi_cli.backends.cost import cached_entry, load_rates
-
-    rates = load_rates(device=adapter.index)
-    entry, _ = cached_entry()
-    record = next((r for r in (entry or {}).get("adapters", []) if r.get("index") == adapter.index), None)
-    if rates.gpu_name and record is not None and (record.get("name"), record.get("driver")) != (
-            adapter.name, adapter.driver):
-        problems.append(f"GPU adapter {adapter.index} is {adapter.name} ({adapter.driver}) but its rates were "
-                        f"measured on {record.get('name')} ({record.get('driver')}): run `oxi probe --calibrate`")
-    return {"source": "measured" if rates.gpu_name else "defaults", "flops": rates.gpu_flops,
-            "color_flops": rates.gpu_color_flops, "extra_start_s": rates.gpu_extra_start_s,
-            "upload_bps": rates.gpu_upload_bps, "download_bps": rates.gpu_download_bps}
-
-
-def _cpu_info(problems: list[str]) -> dict[str, Any]:
-    try:
-        from oxi_cli.backends.cpu.info import cpu_info
-
-        return dict(cpu_info())
-    except Exception as exc:
-        problems.append(f"the CPU backend cannot load: {type(exc).__name__}: {exc}")
-        return {"name": "cpu", "cores": os.cpu_count()}
 
 
 def _size(n: int | None) -> str:

@@ -41,3 +41,19 @@ def cpu_info() -> dict[str, object]:
         "simd": _simd_level(),
         "cache_dir": None if where is None else str(where),
     }
+
+
+def describe_devices(problems: list[str]) -> list[dict[str, object]]:
+    """`oxi probe`'s view of this backend (the registry's describer): the host, and the rates `auto` weighs it by."""
+    from oxi_cli.backends.cost import load_rates
+
+    try:
+        found: dict[str, object] = dict(cpu_info())
+    except Exception as exc:
+        problems.append(f"the CPU backend cannot load: {type(exc).__name__}: {exc}")
+        found = {"name": "cpu", "cores": os.cpu_count()}
+    rates = load_rates()
+    return [{**found, "kind": "cpu", "type": "Numba CPU",
+             "rates": {"source": "measured" if rates.measured_at else "defaults",
+                       "flops_per_core": rates.cpu_flops_per_core,
+                       "color_flops_per_core": rates.cpu_color_flops_per_core}}]

@@ -188,3 +188,35 @@ def _nvidia_memory(name: str) -> int | None:
         if gpu_name.strip() and gpu_name.strip() in name and mib.strip().isdigit():
             return int(mib) * 1024 * 1024
     return None
+
+
+def describe_devices(problems: list[str]) -> list[dict[str, Any]]:
+    """`oxi probe`'s view of this backend (the registry's describer): each adapter, its limits and the rates `auto`
+    weighs it by; what stands in the way goes to `problems` (a broken loader or driver never takes the probe down)."""
+    try:
+        adapters = list_adapters()
+    except Exception as exc:
+        problems.append(f"wgpu could not list adapters: {type(exc).__name__}: {exc}")
+        adapters = []
+    if not adapters:
+        problems.extend(missing_pieces())
+        if not problems:
+            problems.append(f"wgpu found no adapter: {SOFTWARE_HINT}")
+    return [{**a.as_dict(), "rates": _rates(a, problems)} for a in adapters]
+
+
+def _rates(adapter: AdapterInfo, problems: list[str]) -> dict[str, Any]:
+    """Adapter `adapter`'s measured rates, or the defaults; a record measured on another device or driver at
+    that index is reported (auto cannot tell without wgpu, which it does not load to read the cache)."""
+    from oxi_cli.backends.cost import cached_entry, load_rates
+
+    rates = load_rates(device=adapter.index)
+    entry, _ = cached_entry()
+    record = next((r for r in (entry or {}).get("adapters", []) if r.get("index") == adapter.index), None)
+    if rates.gpu_name and record is not None and (record.get("name"), record.get("driver")) != (
+            adapter.name, adapter.driver):
+        problems.append(f"GPU adapter {adapter.index} is {adapter.name} ({adapter.driver}) but its rates were "
+                        f"measured on {record.get('name')} ({record.get('driver')}): run `oxi probe --calibrate`")
+    return {"source": "measured" if rates.gpu_name else "defaults", "flops": rates.gpu_flops,
+            "color_flops": rates.gpu_color_flops, "extra_start_s": rates.gpu_extra_start_s,
+            "upload_bps": rates.gpu_upload_bps, "download_bps": rates.gpu_download_bps}
