@@ -82,8 +82,14 @@ class Estimate:
         return self.gpu_start_s + self.gpu_transfer_s + self.gpu_kernel_s
 
     @property
+    def seconds(self) -> dict[str, float]:
+        """Each candidate backend's seconds, by its registry name, the host first (it wins a tie)."""
+        return {"cpu": self.cpu_s, "gpu": self.gpu_s}
+
+    @property
     def faster(self) -> str:
-        return "gpu" if self.gpu_s < self.cpu_s else "cpu"
+        seconds = self.seconds
+        return min(seconds, key=seconds.__getitem__)
 
     def lines(self) -> list[str]:
         """What --plan prints: both estimates, then the rates they come from."""

@@ -82,7 +82,7 @@ def get_backend(
 def auto_candidates(chosen: DeferredBackend, threads: int | None) -> dict[str, DeferredBackend]:
     """The backends a batch times (batch/trial.py), by name, the host first: `chosen`, auto's pick by estimate,
     and the other, opening in the background now. A GPU that will not open stands in as the CPU."""
-    if chosen.weighed is not None and chosen.weighed.faster == "cpu":
+    if chosen.weighed is not None and chosen.weighed.faster == registry.HOST:
         return {"cpu": chosen, "gpu": _deferred("auto", None, threads)}
     return {"cpu": _deferred_cpu(threads), "gpu": chosen}
 
@@ -107,7 +107,7 @@ def _choose(
         return _deferred_cpu(threads, needed), "auto: the CPU, no GPU device on this machine"
     if weighed is None:
         return _deferred(kind, device, threads), "auto: the best GPU, if one opens (no job to weigh)"
-    if weighed.faster == "cpu":
+    if weighed.faster == registry.HOST:
         return _deferred_cpu(threads, needed), "auto: the CPU, estimated faster"
     return _deferred(kind, device, threads), "auto: a GPU if one opens, estimated faster"
 

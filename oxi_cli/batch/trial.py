@@ -18,10 +18,11 @@ TRUSTED_RATIO = 4.0
 
 
 def worth_timing(estimate: Any, files: int | None) -> bool:
-    """Whether a batch of `files` should time both backends rather than trust `estimate` (cost.Estimate)."""
+    """Whether a batch of `files` should time its two fastest candidates rather than trust `estimate`
+    (cost.Estimate: their seconds far apart are trusted)."""
     if estimate is None or files is None or files < MIN_FILES:
         return False
-    fast, slow = sorted((estimate.cpu_s, estimate.gpu_s))
+    fast, slow = sorted(estimate.seconds.values())[:2]
     return slow < TRUSTED_RATIO * max(fast, 1e-6)
 
 

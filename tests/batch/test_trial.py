@@ -15,7 +15,7 @@ from tests.batch.helpers import exr_folder, records, rgba
 
 
 def _estimate(cpu_s: float, gpu_s: float) -> SimpleNamespace:
-    return SimpleNamespace(cpu_s=cpu_s, gpu_s=gpu_s)
+    return SimpleNamespace(seconds={"cpu": cpu_s, "gpu": gpu_s})
 
 
 def test_close_estimates_of_a_long_batch_are_timed_and_far_ones_trusted():
