@@ -37,8 +37,8 @@ BAND_HALO_FACTOR = 8
 # one pass,
 # which reads and writes with the GIL released, an 8192² one 0-8 % faster in bands, in a quarter the memory).
 OVERLAP_MIN_BYTES = 512 << 20
-# ...but only on hosts of few cores. With 16 (bench/bench_many_core.py on the GPU box, 2026-11-23) one pass
-# decodes and encodes on every core and an 8192x4320 job ran 1.16-1.5x faster than in bands.
+# ...but only on hosts of few cores. With 16 (bench/bench_many_core.py on a 16-core host with an H100 GPU,
+# 2026-11-23) one pass decodes and encodes on every core and an 8192x4320 job ran 1.16-1.5x faster than in bands.
 OVERLAP_MAX_CORES = 4
 # Largest tile side tried; at 4096² RGBA float32 a tile is 256 MiB, past the point where GPUs run faster.
 MAX_TILE = 4096

@@ -42,7 +42,8 @@ def test_pow_is_correctly_rounded(y):
 @pytest.mark.parametrize("y", EXPONENTS)
 def test_pow_special_values_are_powfs(y):
     """C's pow on zeros, infinities, NaN, negatives and denormals, through float64 as above: numpy's own float32
-    power is SIMD code on AVX-512 hosts (the H100 box) whose denormal results are not correctly rounded."""
+    power is SIMD code on AVX-512 hosts (the 16-core host with an H100 GPU) whose denormal results are not
+    correctly rounded."""
     got = np.empty_like(SPECIAL)
     _pow_all(SPECIAL, F(y), got)
     with np.errstate(all="ignore"):

@@ -121,7 +121,7 @@ def test_plan_prints_both_estimates_and_the_measured_rates(calibrated):
 def test_plan_without_a_cache_says_the_rates_are_defaults(tmp_path):
     res = _oxi("blur", str(PLATE), "unused.exr", "--sigma", "3", "--plan", cache=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert "estimate: CPU" in res.stdout and "defaults from the 16-core H100 box" in res.stdout
+    assert "estimate: CPU" in res.stdout and "defaults from a 16-core host with an H100 GPU" in res.stdout
 
 
 def test_cached_rates_round_trip(cache_home):
