@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from oxi_cli.errors import BackendUnavailable
+from oxi_cli.lazy import load
 
 
 @dataclass(frozen=True)
@@ -35,18 +35,16 @@ class BackendKind:
         return f"the {self.label} backend"
 
     def open(self, device: int | None, threads: int | None) -> Any:
-        module, function = self.opener.split(":")
         try:
-            opener: Callable[[int | None, int | None], Any] = getattr(importlib.import_module(module), function)
+            opener: Callable[[int | None, int | None], Any] = load(self.opener)
         except ImportError as exc:
             raise BackendUnavailable(f"{self.title} needs the {self.package} package ({exc}); "
                                      f"pip install {self.package}") from None
         return opener(device, threads)
 
     def describe(self, problems: list[str]) -> list[dict[str, Any]]:
-        module, function = self.describer.split(":")
         try:
-            describer = getattr(importlib.import_module(module), function)
+            describer = load(self.describer)
         except ImportError as exc:
             problems.append(f"{self.title} cannot load ({exc}): pip install {self.package}")
             return []

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oxi_cli.errors import InputError, UsageError
 from oxi_cli.files import MAX_CDL_BYTES, MAX_LUT_BYTES
+from oxi_cli.lazy import load
 
 if TYPE_CHECKING:
     from oxi_cli.ops import Cdl, ColorOp
@@ -36,10 +36,9 @@ def load_lut(path: str | Path, interp: str = "tetrahedral") -> list[ColorOp]:
             f"{path}: unknown LUT extension {path.suffix or '(none)'!r}; supported: {', '.join(LUT_PARSERS)}"
         )
     data = _read(path, "LUT", MAX_LUT_BYTES)
-    module, func = target.split(":")
     from oxi_cli.formats.lut_cache import load_or_parse
 
-    parser = getattr(importlib.import_module(module), func)
+    parser = load(target)
     return load_or_parse(data, target, interp, lambda: parser(data, path, interp))
 
 

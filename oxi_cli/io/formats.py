@@ -3,10 +3,11 @@ code outside its module asks the format, never names it. A new format is its mod
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from oxi_cli.lazy import load
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,7 @@ class Format:
 
     def function(self, role: str) -> Callable[..., Any]:
         """The role's function; a module named without a package is one of oxi_cli.io's."""
-        module, name = self.roles[role].split(":")
-        return getattr(importlib.import_module(module if "." in module else f"oxi_cli.io.{module}"), name)
+        return load(self.roles[role], package="oxi_cli.io")
 
     def call(self, role: str, *args: Any, **kwargs: Any) -> Any:
         return self.function(role)(*args, **kwargs)
