@@ -9,11 +9,10 @@ from typing import Any
 
 from oxi_cli.user_cache import cache_dir, private
 
-# Without bytecode every process compiles numpy and Numba from source. That happens wherever an installer wrote
-# none and Python may not write it: uv installs none unless asked (--compile-bytecode), container images set
-# PYTHONDONTWRITEBYTECODE, and a read-only site-packages keeps nothing. On a 16-core host with an H100 GPU (a
-# uv-built environment
-# without bytecode, PYTHONDONTWRITEBYTECODE=1) a 16x16 cdl took 0.81 s that way and 0.48 s with bytecode.
+# Without bytecode every process compiles numpy and Numba from source. That happens wherever an installer wrote none and
+# Python may not write it: uv installs none unless asked (--compile-bytecode), container images set
+# PYTHONDONTWRITEBYTECODE, and a read-only site-packages keeps nothing. On a 16-core host with an H100 GPU (a uv-built
+# environment without bytecode, PYTHONDONTWRITEBYTECODE=1) a 16x16 cdl took 0.81 s that way and 0.48 s with bytecode.
 PROBES = ("numpy", "numba")
 OPT_OUT = "OXI_BYTECODE_CACHE"
 # What `use_own_cache` found lacking when it switched this process to oxi's cache (for `oxi probe`).

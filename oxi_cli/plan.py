@@ -32,10 +32,9 @@ BAND_TARGET_BYTES = 32 << 20
 # Bands at least this many times their row halo tall: below it, re-reading and re-computing halo rows costs
 # more than a band's own rows.
 BAND_HALO_FACTOR = 8
-# Stored input + output bytes from which bands beat one pass even when one pass fits (bench/bench_stream.py
-# and bench/bench_cpu.py, 2-core x86-64 machine (AVX-512): a 4096x2160 or 4096² RGBA half file runs 6-15 % faster in
-# one pass,
-# which reads and writes with the GIL released, an 8192² one 0-8 % faster in bands, in a quarter the memory).
+# Stored input + output bytes from which bands beat one pass even when one pass fits (bench/bench_stream.py and
+# bench/bench_cpu.py, 2-core x86-64 machine (AVX-512): a 4096x2160 or 4096² RGBA half file runs 6-15 % faster in one
+# pass, which reads and writes with the GIL released, an 8192² one 0-8 % faster in bands, in a quarter the memory).
 OVERLAP_MIN_BYTES = 512 << 20
 # ...but only on hosts of few cores. With 16 (bench/bench_many_core.py on a 16-core host with an H100 GPU,
 # 2026-11-23) one pass decodes and encodes on every core and an 8192x4320 job ran 1.16-1.5x faster than in bands.

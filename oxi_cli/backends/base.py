@@ -12,9 +12,8 @@ import numpy as np
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import ColorOp, ImageOp
 
-# Resident size of a process before any pixel arrives, measured on a 2-core x86-64 machine (AVX-512): Python + numpy
-# + OpenEXR +
-# the Numba kernels of a blur/CDL/resize chain = 146 MiB; the wgpu backend adds its library and device.
+# Resident size of a process before any pixel arrives, measured on a 2-core x86-64 machine (AVX-512): Python + numpy +
+# OpenEXR + the Numba kernels of a blur/CDL/resize chain = 146 MiB; the wgpu backend adds its library and device.
 CPU_RUNTIME_BYTES = 160 << 20
 
 

@@ -15,11 +15,9 @@ from oxi_cli.ops import ColorOp, Lut1d, Lut3d
 from oxi_cli.user_cache import cache_dir, private, save_npz, sources_digest
 
 # A 65³ .cube is 7.4 MB of text: parsing it took 0.32-0.36 s in a fresh process on a 2-core x86-64 machine (AVX-512)
-# (0.11 s once
-# numpy's big temporaries are paged in, which a process's first parse never finds), a tenth of an 8K lut3d job on
-# a 16-core host with an H100 GPU, for every frame a farm renders with it; a cache hit takes 15 ms (reading and
-# hashing the file
-# included). A 33³ file (0.97 MB) parses in about 30 ms, as fast as a hit.
+# (0.11 s once numpy's big temporaries are paged in, which a process's first parse never finds), a tenth of an 8K lut3d
+# job on a 16-core host with an H100 GPU, for every frame a farm renders with it; a cache hit takes 15 ms (reading and
+# hashing the file included). A 33³ file (0.97 MB) parses in about 30 ms, as fast as a hit.
 MIN_BYTES = 1 << 20
 # Entries kept: a 65³ table is 3.3 MB. The least recently used go first once a new one is written.
 MAX_ENTRIES = 64

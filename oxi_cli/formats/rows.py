@@ -231,10 +231,9 @@ def scan_rows(
     )
 
 
-# Body sizes up to which NumPy is done sooner than Numba's scanner. NumPy takes 15-20 ns a byte, the scanner 2.5
-# but only once Numba is imported (0.19-0.26 s) and the scanner loaded from Numba's cache (0.06-0.075 s). Fresh
-# processes on a 2-core x86-64 machine (AVX-512), best of 5: 81³ .cube (14 MB) 0.48 s with NumPy, 0.58 s with Numba;
-# 97³ (25 MB)
+# Body sizes up to which NumPy is done sooner than Numba's scanner. NumPy takes 15-20 ns a byte, the scanner 2.5 but
+# only once Numba is imported (0.19-0.26 s) and the scanner loaded from Numba's cache (0.06-0.075 s). Fresh processes on
+# a 2-core x86-64 machine (AVX-512), best of 5: 81³ .cube (14 MB) 0.48 s with NumPy, 0.58 s with Numba; 97³ (25 MB)
 # 0.65 s both. With Numba imported: 33³ 0.020 s vs 0.061 s, 65³ (7.4 MB) 0.118 s vs 0.078 s.
 _NUMPY_MAX_BYTES = 16 << 20
 _NUMPY_MAX_BYTES_NUMBA_IMPORTED = 4 << 20

@@ -63,9 +63,8 @@ class AdapterInfo:
 
 
 # wgpu's primary backends. Its OpenGL backend starts EGL and a GL driver as well (on a 16-core host with an H100 GPU
-# listing
-# adapters took 0.72 s, here 0.54 -> 0.29 s without it) only to offer adapters that lack what oxi's shaders
-# use (no float32-filterable, no shader-f16). WGPU_BACKEND (wgpu's own variable) still picks others.
+# listing adapters took 0.72 s, here 0.54 -> 0.29 s without it) only to offer adapters that lack what oxi's shaders use
+# (no float32-filterable, no shader-f16). WGPU_BACKEND (wgpu's own variable) still picks others.
 PRIMARY_BACKENDS = ("Vulkan", "Metal", "DX12")
 
 

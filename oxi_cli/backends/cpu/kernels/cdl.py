@@ -1,8 +1,7 @@
 """ASC CDL per pixel in float32, both clamp styles, as OCIO's CDL renderer computes it."""
 
-# The power is kernels/mathf.py's inline pow and every `if` a select, so LLVM vectorises the loops: a libm powf
-# call a channel kept them scalar (4096x2160 half, 2-core x86-64 machine (AVX-512): 0.18 -> 0.053 s without clamping,
-# 0.091 ->
+# The power is kernels/mathf.py's inline pow and every `if` a select, so LLVM vectorises the loops: a libm powf call a
+# channel kept them scalar (4096x2160 half, 2-core x86-64 machine (AVX-512): 0.18 -> 0.053 s without clamping, 0.091 ->
 # 0.049 s with). pow_f32 is float64 pow rounded once bar a few tiny arguments (mathf.py); glibc's powf misses by an ulp
 # for about 1 argument in 1500.
 
