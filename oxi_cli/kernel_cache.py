@@ -13,7 +13,6 @@ Otherwise the user's own cache is used: $XDG_CACHE_HOME/oxi/kernels/<key>.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import hashlib
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oxi_cli import leaving
 from oxi_cli.user_cache import cache_dir, private, sources_digest
 
 ENV = "OXI_KERNEL_CACHE"
@@ -291,8 +291,7 @@ def compile_in_background(names: Iterable[str]) -> bool:
         timer = threading.Timer(GATHER_S, start_pending)
         timer.daemon = True
         timer.start()
-        atexit.unregister(start_pending)  # once, however many gatherings
-        atexit.register(start_pending)
+        leaving.on_leave(start_pending)
     return True
 
 

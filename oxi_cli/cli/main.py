@@ -246,6 +246,8 @@ def _exit_now(code: object) -> None:
     import signal
     import sys
 
+    from oxi_cli import leaving
+
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
@@ -256,11 +258,7 @@ def _exit_now(code: object) -> None:
     # The work is done and reported: a Ctrl-C now (a flush blocked on a full pipe) ends the process with the
     # work's status, not 130 (nothing was interrupted).
     signal.signal(signal.SIGINT, interrupted)
-    # Kernels this job found cold compile in the background from now on: os._exit runs no exit handler, and
-    # the job may end before the gathering timer fires (kernel_cache.compile_in_background).
-    cache = sys.modules.get("oxi_cli.kernel_cache")
-    if cache is not None:
-        cache.start_pending()
+    leaving.run()  # e.g. the background compile of kernels this job found cold (os._exit runs no atexit handler)
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -126,7 +126,7 @@ class _ClientJob:
             self.interrupted.set()  # this process's state is unknown now: a fresh worker takes the next job
         finally:
             self.finished.set()
-            _start_background_compile()
+            _leave_job()
             with contextlib.suppress(Exception):
                 sys.stdout.flush()
             with contextlib.suppress(Exception):
@@ -214,14 +214,14 @@ def _fresh_process_state() -> None:
     execute.reset_warnings()
 
 
-def _start_background_compile() -> None:
-    """The kernels this job found cold start compiling before its client is answered, in the job's environment,
-    as its own process would start them on exit: this worker may end by os._exit or with its service, and the
-    compile, in a session of its own, outlives both without holding up the next job."""
-    from oxi_cli import kernel_cache
+def _leave_job() -> None:
+    """What the job left for its process's end (the compile of kernels it found cold) starts before its client is
+    answered, in the job's environment, as its own process would start it on exit: this worker may end by
+    os._exit or with its service, and the compile, in a session of its own, outlives both without holding up
+    the next job."""
+    from oxi_cli import leaving
 
-    with contextlib.suppress(Exception):  # a compile that cannot start leaves the job's result as it is
-        kernel_cache.start_pending()
+    leaving.run()
 
 
 def _devices() -> list[str]:
