@@ -15,8 +15,8 @@ from oxi_cli.ops import ColorOp, ImageOp
 
 DEFAULTS_FROM = "a 16-core host with an H100 GPU (bench/bench_many_core.py, 2026-11-23)"
 # How many times a core's time a job's ops take on the CPU while their kernels are not compiled (the stand-ins:
-# OpenColorIO's CPU processor for colour ops, 3-8x; NumPy for image ops, 4-5x; 2048x2048 RGBA half, one thread,
-# a 2-core x86-64 machine (AVX-512), 2026-11-28), and with OXI_WAIT_FOR_KERNELS=1 the seconds their compile takes
+# OpenColorIO's CPU processor for colour ops, 3-8x; NumPy for image ops, 4-5x; 2048x2048 RGBA half, one thread, a
+# 2-core x86-64 machine (AVX-512), 2026-11-28), and with OXI_WAIT_FOR_KERNELS=1 the seconds their compile takes
 # instead.
 COLD_COLOR_SLOWDOWN = 4.0
 COLD_IMAGE_SLOWDOWN = 5.0

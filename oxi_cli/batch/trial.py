@@ -5,10 +5,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-# Frames each backend runs before the choice: the first warms it up (Numba's kernels, the GPU's device and
-# pipelines), the others are timed and the fastest counts. One timed frame each chose the CPU for a 32-frame
-# chain on a 16-core host with an H100 GPU in both runs of one call (batch 1.44x the GPU's) and the GPU in the next
-# three.
+# Frames each backend runs before the choice: the first warms it up (Numba's kernels, the GPU's device and pipelines),
+# the others are timed and the fastest counts. One timed frame each chose the CPU for a 32-frame chain on a 16-core
+# host with an H100 GPU in both runs of one call (batch 1.44x the GPU's) and the GPU in the next three.
 FRAMES_EACH = 3
 # Below this many files the frames run on the slower backend cost more than a wrong guess would.
 MIN_FILES = 4 * FRAMES_EACH

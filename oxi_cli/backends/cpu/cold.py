@@ -13,8 +13,8 @@ from collections.abc import Callable, Hashable, Iterable
 from oxi_cli import kernel_cache
 
 # Compile seconds of each module, every form, on one core of a 2-core x86-64 machine (AVX-512) (python -m
-# oxi_cli.backends.cpu.compile: 1.2-8 s each, 30 s of CPU in all), rounded up: what the one-line notice and
-# `auto` assume.
+# oxi_cli.backends.cpu.compile: 1.2-8 s each, 30 s of CPU in all), rounded up: what the one-line notice and `auto`
+# assume.
 EXPECTED_S = {"aces2": 8.5, "blur": 6.5, "cdl": 3.0, "exponent": 4.0, "exposure_contrast": 1.5, "half": 5.0,
               "log": 2.5, "lut1d": 5.0, "lut3d": 3.5, "matrix": 2.0, "place": 5.5, "range": 1.5, "resize": 6.5}
 DEFAULT_EXPECTED_S = 2.0

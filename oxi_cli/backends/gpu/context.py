@@ -23,11 +23,10 @@ ALIGN = 256
 WORKGROUP = 256
 MAX_GROUPS = 65535
 MAX_DIM = 1 << 20
-# Staging buffers (two each way, used in turn) bound the extra host memory of a transfer: all four are host
-# memory in the RSS once touched. Measured on an H200 (8192x4320 RGBA float32, 8 copy threads): 64 MiB chunks
-# upload at 23 GB/s and download at 17, 256 MiB at 27 and 20. At 128 MiB an 8K GPU job's peak RSS was 400-670 MB
-# above the CPU path's (issue 9 wants 200 at most) for transfers of ~15 ms; 32 MiB gave back 190 MB (a 16-core host
-# with an H100 GPU).
+# Staging buffers (two each way, used in turn) bound the extra host memory of a transfer: all four are host memory in
+# the RSS once touched. Measured on an H200 (8192x4320 RGBA float32, 8 copy threads): 64 MiB chunks upload at 23 GB/s
+# and download at 17, 256 MiB at 27 and 20. At 128 MiB an 8K GPU job's peak RSS was 400-670 MB above the CPU path's
+# (issue 9 wants 200 at most) for transfers of ~15 ms; 32 MiB gave back 190 MB (a 16-core host with an H100 GPU).
 STAGING_BYTES = 32 << 20
 TABLE_SLABS = 4
 # Resident size of a process with wgpu's library and a device open, before any pixel (2-core x86-64 machine (AVX-512)).
