@@ -23,6 +23,14 @@ def cpu_backend():
     return CpuBackend()
 
 
+@pytest.fixture(scope="session")
+def oxi_wheel(tmp_path_factory):
+    """The wheel of this tree, built once per run for the tests that install it (tests/installed.py)."""
+    from tests.installed import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
 def pytest_addoption(parser):
     parser.addoption("--error-figures", action="store_true", help="print the worst error each accuracy test saw")
 

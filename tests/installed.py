@@ -27,9 +27,8 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
-def install_wheel(tmp_path: Path) -> Path:
-    """Build the wheel (from a copy, leaving no build folders in the tree) and install it in `tmp_path`/venv;
-    returns the venv's folder. Its site-packages is `purelib(venv)`."""
+def build_wheel(tmp_path: Path) -> Path:
+    """The wheel of this tree, built from a copy of it (leaving no build folders in the tree) into `tmp_path`."""
     src = tmp_path / "src"
     src.mkdir(parents=True)
     for name in SOURCES:
@@ -40,17 +39,22 @@ def install_wheel(tmp_path: Path) -> Path:
     dist = tmp_path / "dist"
     # Build with the setuptools already here when it can; an isolated build has to fetch one from PyPI.
     isolation = ["--no-build-isolation"] if _setuptools_usable() else []
-    env = clean_env()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w", str(dist), str(src)],
-                   check=True, env=env, capture_output=True, timeout=300)
+                   check=True, env=clean_env(), capture_output=True, timeout=300)
     (wheel,) = dist.glob("oxi-*.whl")
+    return wheel
+
+
+def install_wheel(wheel: Path, tmp_path: Path) -> Path:
+    """`wheel` installed in a new virtual environment at `tmp_path`/venv; returns the venv's folder. Its
+    site-packages is `purelib(venv)`."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     # .pth lines only add folders, so an editable oxi's import hook there never runs.
     outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(purelib(venv), "outer_env.pth").write_text("\n".join(sorted(outer)) + "\n")
     subprocess.run([str(python(venv)), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
-                    str(wheel)], check=True, env=env, capture_output=True, timeout=300)
+                    str(wheel)], check=True, env=clean_env(), capture_output=True, timeout=300)
     return venv
 
 

@@ -22,8 +22,8 @@ print("ok", wgsl_dir())
 """
 
 
-def test_installed_wheel_runs_a_gpu_op_with_its_own_shaders(tmp_path, gpu_backend):
-    venv = install_wheel(tmp_path)
+def test_installed_wheel_runs_a_gpu_op_with_its_own_shaders(oxi_wheel, tmp_path, gpu_backend):
+    venv = install_wheel(oxi_wheel, tmp_path)
     res = subprocess.run(
         [str(python(venv)), "-c", PROGRAM, str(gpu_backend.adapter.index)],
         capture_output=True, text=True, env=clean_env(), cwd=tmp_path, timeout=300,

@@ -19,9 +19,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the launcher is
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def installed(oxi_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """oxi installed from a wheel in a new environment, with a start-up file that marks each run of site."""
-    venv = install_wheel(tmp_path_factory.mktemp("launcher"))
+    venv = install_wheel(oxi_wheel, tmp_path_factory.mktemp("launcher"))
     (purelib(venv) / "zz_mark.pth").write_text(MARK_PTH)
     return venv
 
@@ -89,10 +89,10 @@ def test_a_package_only_site_reaches_runs_through_site(installed, env, tmp_path)
         (tmp_path / "pkg" / "oxi_cli").rename(site / "oxi_cli")
 
 
-def test_an_install_whose_path_has_a_space_starts_the_client_without_site(tmp_path):
+def test_an_install_whose_path_has_a_space_starts_the_client_without_site(oxi_wheel, tmp_path):
     """pip then writes oxi-python as a shell trampoline (no #! line holds the path): the launcher reads the
     interpreter from its exec line."""
-    venv = install_wheel(tmp_path / "with space")
+    venv = install_wheel(oxi_wheel, tmp_path / "with space")
     assert (venv / "bin" / "oxi-python").read_text().startswith("#!/bin/sh\n")
     (purelib(venv) / "zz_mark.pth").write_text(MARK_PTH)
     run = tmp_path / "runtime"
