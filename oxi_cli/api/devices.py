@@ -86,19 +86,13 @@ def backend_for(asked: str | Backend | None, ops: Sequence[Any], width: int, hei
     command weighs a file (backends/select.py, cost.py): the CPU unless a hardware GPU is estimated faster."""
     if isinstance(asked, Backend):
         return asked
-    from oxi_cli.backends.select import resolve_kind
+    from oxi_cli.backends.registry import HOST
+    from oxi_cli.backends.select import Workload, auto_choice, resolve_kind
 
     kind = resolve_kind(asked)
     if kind != "auto":
         return held(kind)
-    from oxi_cli.backends.gpu.device import may_have_hardware_gpu
-    from oxi_cli.backends.registry import HOST
-
-    if not may_have_hardware_gpu():
-        return held(HOST)
-    from oxi_cli.backends.select import Workload, auto_choice
-
-    choice = auto_choice()
+    choice = auto_choice()  # the CPU at once where no GPU device node exists
     if choice.adapter is None:
         return held(HOST)
     estimate = Workload(ops, width, height, channels, bytes_per_sample).estimate(None, choice.adapter)
