@@ -330,7 +330,8 @@ class Dispatcher:
     def status(self) -> dict[str, Any]:
         from oxi_cli import __version__
 
-        pids = [os.getpid(), *self.workers]
+        workers = {str(pid): _rss(pid) for pid in self.workers}
+        own = _rss(os.getpid())
         return {
             "pid": os.getpid(),
             "version": __version__,
@@ -345,10 +346,10 @@ class Dispatcher:
             "busy_worker_pids": [w.pid for w in self.workers.values() if w.busy],
             "workers": len(self.workers),
             "devices": sorted({d for w in self.workers.values() for d in w.devices}),
-            "memory_bytes": sum(_rss(pid) for pid in pids),
+            "memory_bytes": own + sum(workers.values()),
             # By process: a worker forked while another finishes adds its size to the sum, not a leak.
-            "dispatcher_memory_bytes": _rss(os.getpid()),
-            "worker_memory_bytes": {str(pid): _rss(pid) for pid in self.workers},
+            "dispatcher_memory_bytes": own,
+            "worker_memory_bytes": workers,
             "budget_bytes": self.budget,
             "budget_in_use_bytes": self.in_use(),
             "files_waiting": sum(1 for w, t in self.waiting if t in w.tickets and not w.tickets[t][1]),
