@@ -125,6 +125,10 @@ class Backend(Protocol):
         """One image op from `src` into `dst`, whose shape is the op's output size."""
         ...
 
+    def finish(self) -> None:
+        """Wait until every call made so far has run (for timing: a download waits by itself)."""
+        ...
+
 
 def adoptable(plane: np.ndarray, dtype: type) -> bool:
     """Whether a plane given away with an upload (`adopt`) can hold results of `dtype` as it is."""

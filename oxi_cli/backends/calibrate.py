@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import oxi_cli
-from oxi_cli.backends import rates_file
+from oxi_cli.backends import rates_file, registry
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp
 
 # Images tried from the smallest up, until one call takes LONG_ENOUGH_S: a software adapter blurs 256x144 in
@@ -46,37 +46,48 @@ class Calibration:
 
     @property
     def usable(self) -> bool:
-        return "cpu" in self.entry
+        return "host" in self.entry
 
 
 def calibrate(progress: Callable[[str], None] = lambda line: None) -> Calibration:
-    """Measure the CPU backend and every wgpu adapter, each in a fresh process (`child`) whose start-up is what
-    any oxi process pays; `progress` hears what is being measured. Never raises: a device that fails goes to
-    `problems` and is left out, and without the CPU's rates nothing is worth caching."""
+    """Measure the host backend and every device of each other registered backend, each in a fresh process
+    (`child`) whose start-up is what any oxi process pays; `progress` hears what is being measured. Never raises:
+    a device that fails goes to `problems` and is left out, and without the host's rates nothing is worth
+    caching."""
     t0 = time.perf_counter()
     entry: dict[str, Any] = {"key": rates_file.host_key(), "measured_at": datetime.now().isoformat(timespec="seconds"),
-                             "adapters": [], "auto_adapter": None, "gpu_adapter": None}
+                             "devices": {}}
     result = Calibration(entry)
-    progress(f"the CPU backend ({os.cpu_count()} threads)")
+    host = registry.kind(registry.HOST)
+    progress(f"{host.title} ({os.cpu_count()} threads)")
     try:
-        entry["cpu"] = _measure("cpu", None)
+        entry["host"] = _measure(host.name, None)
     except ChildFailed as e:  # a broken Numba: nothing measured, nothing cached
-        result.problems.append(f"the CPU backend could not be measured: {e}")
+        result.problems.append(f"{host.title} could not be measured: {e}")
         return result
-    adapters = _adapters(result.problems)
-    for adapter in adapters:
-        progress(f"GPU adapter {adapter.index}: {adapter.name}")
-        try:
-            record = _measure("gpu", adapter.index)
-        except ChildFailed as e:  # one adapter failing to open or run leaves the others measured
-            result.problems.append(f"GPU adapter {adapter.index} ({adapter.name}) could not be measured: {e}")
-            continue
-        record["extra_start_s"] = max(0.0, record["start_s"] - entry["cpu"]["start_s"])
-        entry["adapters"].append({"index": adapter.index, "name": adapter.name, "driver": adapter.driver,
-                                  "kind": adapter.kind, "api": adapter.api, **record})
-    _pick(entry, adapters)
+    for kind in registry.with_devices():
+        entry["devices"][kind.name] = _measure_devices(kind, entry["host"]["start_s"], progress, result.problems)
     entry["seconds"] = round(time.perf_counter() - t0, 3)
     return result
+
+
+def _measure_devices(kind: registry.BackendKind, host_start_s: float, progress: Callable[[str], None],
+                     problems: list[str]) -> dict[str, Any]:
+    """A backend's devices, each measured, and which of those measured `auto` and the backend forced open."""
+    devices, auto, forced = kind.measurable(problems)
+    measured = []
+    for device in devices:
+        what = f"{kind.devices.removeprefix('a ')} {device['index']} ({device['name']})"
+        progress(what)
+        try:
+            record = _measure(kind.name, device["index"])
+        except ChildFailed as e:  # one device failing to open or run leaves the others measured
+            problems.append(f"{what} could not be measured: {e}")
+            continue
+        record["extra_start_s"] = max(0.0, record["start_s"] - host_start_s)
+        measured.append({**device, **record})
+    indices = {r["index"] for r in measured}
+    return {"list": measured, "auto": auto if auto in indices else None, "any": forced if forced in indices else None}
 
 
 class ChildFailed(Exception):
@@ -119,26 +130,6 @@ def _child(kind: str, index: int | None, mode: str) -> dict[str, Any]:
     return doc
 
 
-def _adapters(problems: list[str]) -> list[Any]:
-    try:
-        from oxi_cli.backends.gpu.device import list_adapters
-
-        return list_adapters()
-    except Exception as e:  # no wgpu, no loader: the CPU's rates still count
-        problems.append(f"no GPU adapter measured: {type(e).__name__}: {e}")
-        return []
-
-
-def _pick(entry: dict[str, Any], adapters: list[Any]) -> None:
-    """Which measured adapter `auto` (hardware only) and `--backend gpu` (any kind) would open."""
-    from oxi_cli.backends.gpu.device import best
-
-    measured = {r["index"] for r in entry["adapters"]}
-    for key, gpu_only in (("auto_adapter", True), ("gpu_adapter", False)):
-        chosen = best(adapters, gpu_only=gpu_only)
-        entry[key] = chosen.index if chosen is not None and chosen.index in measured else None
-
-
 def child(argv: Sequence[str] | None = None) -> None:
     """The measuring process: open the backend and run the calibration ops once on a 2x2 image, as a job's
     warm-up does (timed), then, in "measure" mode, its rates; print one JSON line. numpy and the ops are
@@ -152,7 +143,8 @@ def child(argv: Sequence[str] | None = None) -> None:
         t2 = time.perf_counter()
         doc: dict[str, Any] = {"open_s": t1 - t0, "kernels_s": t2 - t1, "compiled": _compiled()}
         if mode == "measure":
-            doc.update(_cpu_rates(backend, sync, sizes) if kind == "cpu" else _gpu_rates(backend, sync, sizes))
+            doc.update(_host_rates(backend, sync, sizes) if kind == registry.HOST else
+                       _device_rates(backend, sync, sizes))
         doc["measuring_s"] = time.perf_counter() - t2
     except Exception as e:  # reported by the parent as one line
         doc = {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
@@ -160,14 +152,14 @@ def child(argv: Sequence[str] | None = None) -> None:
 
 
 def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tuple[int, int]]]:
-    if kind == "gpu":
-        from oxi_cli.backends.gpu.backend import WgpuBackend
-
-        gpu = WgpuBackend(int(index))
-        return gpu, gpu.finish, SIZES
-    from oxi_cli.backends.cpu.backend import CpuBackend
-
-    return CpuBackend(os.cpu_count(), wait_for_kernels=True), lambda: None, CPU_SIZES  # rates of the kernels
+    """The backend as a job opens it (the host's with every core, waiting for its kernels: their rates count,
+    not their stand-ins'), what waits for its queued work, and the sizes its rates are measured at."""
+    if kind == registry.HOST:
+        os.environ["OXI_WAIT_FOR_KERNELS"] = "1"
+        backend = registry.kind(kind).open(None, os.cpu_count())
+        return backend, backend.finish, CPU_SIZES
+    backend = registry.kind(kind).open(int(index), None)
+    return backend, backend.finish, SIZES
 
 
 def _compiled() -> bool:
@@ -183,14 +175,14 @@ def _compiled() -> bool:
                for value in list(vars(module).values()))
 
 
-def _cpu_rates(backend: Any, sync: Callable[[], None], sizes: Sequence[tuple[int, int]]) -> dict[str, Any]:
+def _host_rates(backend: Any, sync: Callable[[], None], sizes: Sequence[tuple[int, int]]) -> dict[str, Any]:
     threads = backend.threads
     ops = _op_rates(backend, sync, sizes)
     return {"threads": threads, "flops_per_core": ops["image"] / threads,
             "color_flops_per_core": ops["color"] / threads}
 
 
-def _gpu_rates(backend: Any, sync: Callable[[], None], sizes: Sequence[tuple[int, int]]) -> dict[str, Any]:
+def _device_rates(backend: Any, sync: Callable[[], None], sizes: Sequence[tuple[int, int]]) -> dict[str, Any]:
     def upload(w: int, h: int) -> tuple[Callable[[], Any], float]:
         planes = _planes(w, h)
         return lambda: backend.upload(planes, half=True), sum(p.nbytes for p in planes)

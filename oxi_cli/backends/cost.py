@@ -1,4 +1,4 @@
-"""What a job would cost on the CPU and on a GPU, so `auto` picks the faster one rather than the fancier."""
+"""What a job would cost on each backend, so `auto` picks the fastest one rather than the fanciest."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import functools
 import math
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oxi_cli.backends import rates_file
+from oxi_cli.backends import rates_file, registry
 from oxi_cli.ops import ColorOp, ImageOp
 
 DEFAULTS_FROM = "a 16-core host with an H100 GPU (bench/bench_many_core.py, 2026-11-23)"
@@ -23,68 +23,103 @@ COLD_IMAGE_SLOWDOWN = 5.0
 
 
 @dataclass(frozen=True)
+class HostRates:
+    """How fast the host backend computes: `flops_per_core`, float operations per second one core sustains in
+    oxi's filters (8K blur σ5.25 and σ20, 16 threads); `color_flops_per_core`, in its colour ops, whose pows and
+    table reads cost 3-6x a filter's multiply-add per counted operation (8K CDL: 0.10 s of compute on 16 cores)."""
+
+    flops_per_core: float = 6e9
+    color_flops_per_core: float = 1.75e9
+
+
+@dataclass(frozen=True)
+class DeviceRates:
+    """How fast a backend with devices of its own works, one device of it.
+
+    `extra_start_s`: what a job on it costs beyond the same job on the host before any pixel is computed
+    (importing its library, listing devices, opening one and building pipelines, against importing Numba and
+    loading its cached kernels): for wgpu on an H100 0.6-1.7 s in whole jobs, 1.0 typical (calibration's start-up
+    alone measures 0.34-0.55 s: in a job the device opening also slows the decoding beside it). `upload_bps`/
+    `download_bps`: bytes per second each way, host interleave and half conversion included (calibrated there:
+    1.2-2.7 and 1.1-2.0 GB/s). `flops`, `color_flops`: the device's float operations per second in filters and in
+    colour ops (calibrated there: 1.45-1.63 and 0.63-0.69 TFLOP/s). `name`: the device measured (empty: defaults).
+    """
+
+    flops: float = 1.5e12
+    color_flops: float = 0.65e12
+    extra_start_s: float = 1.0
+    upload_bps: float = 2e9
+    download_bps: float = 1.5e9
+    name: str = ""
+
+
+def _default_devices() -> dict[str, DeviceRates]:
+    return {k.name: DeviceRates() for k in registry.with_devices()}
+
+
+@dataclass(frozen=True)
 class Rates:
     """How fast each backend works on this host: measured by `oxi probe --calibrate` (backends/calibrate.py)
     and cached, else defaults measured on a 16-core host with an H100 GPU (bench/bench_many_core.py, 2026-11-23: one
-    pass, 4K and 8K RGBA half, every op).
+    pass, 4K and 8K RGBA half, every op). `devices`: each backend with devices, by registry name, the rates of the
+    device it would open. `measured_at` is empty for defaults; `note` says why the cache was not used."""
 
-    `gpu_extra_start_s`: what a GPU job costs beyond the same CPU job before any pixel is computed (importing
-    wgpu, listing adapters, opening the device and building pipelines, against importing Numba and loading its
-    cached kernels): 0.6-1.7 s there in whole jobs, 1.0 typical (calibration's start-up alone measures
-    0.34-0.55 s: in a job the device opening also slows the decoding beside it). `gpu_upload_bps`/
-    `gpu_download_bps`: bytes per second each way, host interleave and half conversion included (calibrated
-    there: 1.2-2.7 and 1.1-2.0 GB/s). `cpu_flops_per_core`: float operations per second
-    one core sustains in oxi's filters (8K blur σ5.25 and σ20, 16 threads); `cpu_color_flops_per_core`: in
-    its colour ops, whose pows and table reads cost 3-6x a filter's multiply-add per counted operation (8K
-    CDL: 0.10 s of compute on 16 cores). `gpu_flops`, `gpu_color_flops`: the device's, likewise (calibrated
-    there: 1.45-1.63 and 0.63-0.69 TFLOP/s).
-
-    `measured_at` is empty for defaults; `gpu_name` names the adapter whose rates these are (empty: defaults);
-    `note` says why the cache was not used.
-    """
-
-    cpu_flops_per_core: float = 6e9
-    cpu_color_flops_per_core: float = 1.75e9
-    gpu_flops: float = 1.5e12
-    gpu_color_flops: float = 0.65e12
-    gpu_extra_start_s: float = 1.0
-    gpu_upload_bps: float = 2e9
-    gpu_download_bps: float = 1.5e9
+    host: HostRates = field(default_factory=HostRates)
+    devices: dict[str, DeviceRates] = field(default_factory=_default_devices)
     measured_at: str = ""
-    gpu_name: str = ""
     note: str = ""
 
+    def device(self, kind: str) -> DeviceRates:
+        return self.devices.get(kind, DeviceRates())
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "source": "measured" if self.measured_at else "defaults"}
+        """Flat, each rate behind its backend's name (`cpu_flops_per_core`, `gpu_upload_bps`, `gpu_name`)."""
+        doc: dict[str, Any] = {f"{registry.HOST}_{key}": value for key, value in asdict(self.host).items()}
+        for kind, rates in self.devices.items():
+            doc.update({f"{kind}_{key}": value for key, value in asdict(rates).items() if key != "name"})
+        doc["measured_at"] = self.measured_at
+        doc.update({f"{kind}_name": rates.name for kind, rates in self.devices.items()})
+        return {**doc, "note": self.note, "source": "measured" if self.measured_at else "defaults"}
 
     def describe(self) -> str:
         """One line for --plan and probe: where the rates come from."""
         if not self.measured_at:
             return f"defaults from {DEFAULTS_FROM} ({self.note or 'not this host'}: run `oxi probe --calibrate`)"
-        gpu = f"GPU {self.gpu_name}" if self.gpu_name else "GPU: defaults, that GPU was not measured"
-        return f"measured on this host {self.measured_at} (CPU; {gpu})"
+        parts = [registry.kind(registry.HOST).label]
+        for kind, rates in self.devices.items():
+            label = registry.kind(kind).label
+            parts.append(f"{label} {rates.name}" if rates.name else f"{label}: defaults, that {label} was not measured")
+        return f"measured on this host {self.measured_at} ({'; '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class DeviceCost:
+    """Seconds a job would add on one backend with devices: starting it, moving pixels there and back, computing."""
+
+    start_s: float
+    transfer_s: float
+    kernel_s: float
+
+    @property
+    def total(self) -> float:
+        return self.start_s + self.transfer_s + self.kernel_s
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """Seconds each backend would add for one job, beyond what both share (decode, encode, start-up)."""
+    """Seconds each backend would add for one job, beyond what all share (decode, encode, start-up): the host's,
+    and each backend with devices' by registry name."""
 
-    cpu_s: float
-    gpu_start_s: float
-    gpu_transfer_s: float
-    gpu_kernel_s: float
+    host_s: float
+    devices: dict[str, DeviceCost]
     rates: Rates
-    cpu_cold_s: float = 0.0  # part of cpu_s: the CPU kernels this job needs that are not compiled yet
+    host_cold_s: float = 0.0  # part of host_s: the CPU kernels this job needs that are not compiled yet
     cold: tuple[str, ...] = ()  # those kernels' modules
-
-    @property
-    def gpu_s(self) -> float:
-        return self.gpu_start_s + self.gpu_transfer_s + self.gpu_kernel_s
 
     @property
     def seconds(self) -> dict[str, float]:
         """Each candidate backend's seconds, by its registry name, the host first (it wins a tie)."""
-        return {"cpu": self.cpu_s, "gpu": self.gpu_s}
+        return {registry.HOST: self.host_s, **{kind: cost.total for kind, cost in self.devices.items()}}
 
     @property
     def faster(self) -> str:
@@ -92,18 +127,23 @@ class Estimate:
         return min(seconds, key=seconds.__getitem__)
 
     def lines(self) -> list[str]:
-        """What --plan prints: both estimates, then the rates they come from."""
-        gpu = self.rates.gpu_name or "a GPU"
-        cold = f" (+{self.cpu_cold_s:.2f} for kernels not compiled yet: {', '.join(self.cold)})" if self.cold else ""
-        return [f"estimate: CPU {self.cpu_s:.2f} s{cold}, {gpu} {self.gpu_s:.2f} s (start {self.gpu_start_s:.2f} + "
-                f"transfers {self.gpu_transfer_s:.2f} + kernels {self.gpu_kernel_s:.2f})",
-                f"rates: {self.rates.describe()}"]
+        """What --plan prints: every estimate, then the rates they come from."""
+        cold = f" (+{self.host_cold_s:.2f} for kernels not compiled yet: {', '.join(self.cold)})" if self.cold else ""
+        parts = [f"{registry.kind(registry.HOST).label} {self.host_s:.2f} s{cold}"]
+        for kind, c in self.devices.items():
+            device = self.rates.device(kind).name or f"a {registry.kind(kind).label}"
+            parts.append(f"{device} {c.total:.2f} s (start {c.start_s:.2f} + transfers {c.transfer_s:.2f} + "
+                         f"kernels {c.kernel_s:.2f})")
+        return [f"estimate: {', '.join(parts)}", f"rates: {self.rates.describe()}"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cpu_s": self.cpu_s, "cpu_cold_s": self.cpu_cold_s, "cold_kernels": list(self.cold),
-                "gpu_s": self.gpu_s, "gpu_start_s": self.gpu_start_s,
-                "gpu_transfer_s": self.gpu_transfer_s, "gpu_kernel_s": self.gpu_kernel_s, "faster": self.faster,
-                "rates": self.rates.to_dict()}
+        host = registry.HOST
+        doc: dict[str, Any] = {f"{host}_s": self.host_s, f"{host}_cold_s": self.host_cold_s,
+                               "cold_kernels": list(self.cold)}
+        for kind, c in self.devices.items():
+            doc.update({f"{kind}_s": c.total, f"{kind}_start_s": c.start_s, f"{kind}_transfer_s": c.transfer_s,
+                        f"{kind}_kernel_s": c.kernel_s})
+        return {**doc, "faster": self.faster, "rates": self.rates.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -143,36 +183,43 @@ def estimate(
     files: int = 1,
     cold: Collection[str] = (),
     compile_s: float | None = None,
-    gpu_open: bool = False,
+    held: Collection[str] = (),
+    among: Collection[str] | None = None,
 ) -> Estimate:
-    """CPU vs GPU seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
-    default to this host's (load_rates). A batch of `files` alike pays the GPU's start once: each image
-    carries its share; `gpu_open`: this process holds the device already (a warm service worker), nothing.
-    `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown, or with
-    `compile_s` (a job that waits for them) that many seconds more."""
+    """Each backend's seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
+    default to this host's (load_rates). A batch of `files` alike pays a device's start once: each image
+    carries its share; `held`: the backends whose device this process holds already (a warm service worker),
+    nothing. `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown, or
+    with `compile_s` (a job that waits for them) that many seconds more. `among`: the backends with devices to
+    weigh (default: every one the rates know)."""
     rates = rates or load_rates()
     cores = cores or os.cpu_count() or 1
     work = chain_work(ops, width, height, channels)
-    cold_s = _cold_seconds(ops, width, height, channels, cores, rates, set(cold), compile_s)
+    cold_s = _cold_seconds(ops, width, height, channels, cores, rates.host, set(cold), compile_s)
     out_w, out_h = width, height
     for op in ops:
         if isinstance(op, ImageOp):
             out_w, out_h = op.out_size(out_w, out_h)
     up = width * height * channels * bytes_per_sample
     down = out_w * out_h * channels * bytes_per_sample
+    host = rates.host
+    devices = {
+        kind: DeviceCost(start_s=0.0 if kind in held else r.extra_start_s / max(1, files),
+                         transfer_s=up / r.upload_bps + down / r.download_bps,
+                         kernel_s=work.color / r.color_flops + work.image / r.flops)
+        for kind, r in rates.devices.items() if among is None or kind in among
+    }
     return Estimate(
-        cpu_s=(work.color / rates.cpu_color_flops_per_core + work.image / rates.cpu_flops_per_core) / cores + cold_s,
-        gpu_start_s=0.0 if gpu_open else rates.gpu_extra_start_s / max(1, files),
-        gpu_transfer_s=up / rates.gpu_upload_bps + down / rates.gpu_download_bps,
-        gpu_kernel_s=work.color / rates.gpu_color_flops + work.image / rates.gpu_flops,
+        host_s=(work.color / host.color_flops_per_core + work.image / host.flops_per_core) / cores + cold_s,
+        devices=devices,
         rates=rates,
-        cpu_cold_s=cold_s,
+        host_cold_s=cold_s,
         cold=tuple(sorted(cold)) if cold_s else (),
     )
 
 
 def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, channels: int, cores: int,
-                  rates: Rates, cold: set[str], compile_s: float | None) -> float:
+                  rates: HostRates, cold: set[str], compile_s: float | None) -> float:
     """What kernels not compiled yet add to the CPU's seconds: the compile when the job waits for it, else the
     extra time the stand-ins take over the kernels' for the ops whose kernels are cold."""
     if not cold:
@@ -188,40 +235,48 @@ def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, cha
                 width, height = op.out_size(width, height)
             continue
         if isinstance(op, ImageOp):
-            extra += op.work(width, height, channels) * (COLD_IMAGE_SLOWDOWN - 1) / rates.cpu_flops_per_core
+            extra += op.work(width, height, channels) * (COLD_IMAGE_SLOWDOWN - 1) / rates.flops_per_core
             width, height = op.out_size(width, height)
         else:
-            extra += op.work(width, height, channels) * (COLD_COLOR_SLOWDOWN - 1) / rates.cpu_color_flops_per_core
+            extra += op.work(width, height, channels) * (COLD_COLOR_SLOWDOWN - 1) / rates.color_flops_per_core
     return extra / cores
 
 
 def load_rates(device: int | None = None, any_kind: bool = False) -> Rates:
-    """This host's rates from the cache, else the defaults (never raises). The GPU's are those of adapter
-    `device`, else of the adapter `auto` would open (a hardware GPU), or with `any_kind` of the one
-    `--backend gpu` would (software adapters included)."""
+    """This host's rates from the cache, else the defaults (never raises). Each backend with devices gets those of
+    its device `device`, else of the one `auto` would open (hardware), or with `any_kind` of the one that backend
+    forced would (software devices included)."""
     entry, note = cached_entry()
     if entry is None:
         return Rates(note=note)
     try:
-        cpu = entry["cpu"]
-        rates = Rates(cpu_flops_per_core=_rate(cpu, "flops_per_core"),
-                      cpu_color_flops_per_core=_rate(cpu, "color_flops_per_core"),
-                      measured_at=str(entry["measured_at"]))
-        index = device if device is not None else entry["gpu_adapter" if any_kind else "auto_adapter"]
-        adapter = next((a for a in entry["adapters"] if a["index"] == index), None)
-        if adapter is None:
-            return rates
-        return replace(
-            rates,
-            gpu_flops=_rate(adapter, "flops"),
-            gpu_color_flops=_rate(adapter, "color_flops"),
-            gpu_extra_start_s=_rate(adapter, "extra_start_s", zero=True),
-            gpu_upload_bps=_rate(adapter, "upload_bps"),
-            gpu_download_bps=_rate(adapter, "download_bps"),
-            gpu_name=str(adapter["name"]),
-        )
-    except (KeyError, TypeError, ValueError) as e:
+        host = entry["host"]
+        devices = {}
+        for kind in registry.with_devices():
+            measured = entry["devices"].get(kind.name) or {"list": [], "auto": None, "any": None}
+            index = device if device is not None else measured["any" if any_kind else "auto"]
+            record = next((r for r in measured["list"] if r["index"] == index), None)
+            devices[kind.name] = DeviceRates() if record is None else _device_rates(record)
+        return Rates(HostRates(_rate(host, "flops_per_core"), _rate(host, "color_flops_per_core")), devices,
+                     measured_at=str(entry["measured_at"]))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         return Rates(note=f"the rates cache {rates_file.cache_path()} is damaged ({type(e).__name__}: {e})")
+
+
+def _device_rates(record: dict[str, Any]) -> DeviceRates:
+    return DeviceRates(flops=_rate(record, "flops"), color_flops=_rate(record, "color_flops"),
+                       extra_start_s=_rate(record, "extra_start_s", zero=True), upload_bps=_rate(record, "upload_bps"),
+                       download_bps=_rate(record, "download_bps"), name=str(record["name"]))
+
+
+def measured_device(kind: str, index: int) -> dict[str, Any] | None:
+    """The cache's record of backend `kind`'s device `index` (its name and driver say which device it was)."""
+    entry, _ = cached_entry()
+    try:
+        listed = (entry or {})["devices"][kind]["list"]
+        return next((r for r in listed if r.get("index") == index), None)
+    except (KeyError, TypeError, AttributeError):
+        return None
 
 
 def cached_entry() -> tuple[dict[str, Any] | None, str]:

@@ -14,7 +14,8 @@ from typing import Any
 from oxi_cli import __version__
 from oxi_cli.user_cache import cache_dir
 
-FORMAT = 1
+# 2: the host's record under "host" and each backend with devices under "devices" by name (1 named the CPU and GPU).
+FORMAT = 2
 # A cache bigger than this is not one oxi wrote (an entry is ~2 KB): refuse it rather than parse it.
 MAX_BYTES = 1 << 20
 
@@ -79,6 +80,8 @@ def read_entry(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
         if len(raw) > MAX_BYTES:
             raise ValueError(f"over {MAX_BYTES >> 10} KiB")
         doc = json.loads(raw)
+        if isinstance(doc, dict) and isinstance(doc.get("format"), int) and doc["format"] < FORMAT:
+            return None, f"the rates cache {path} was written by an older oxi"
         entry = _hosts(doc).get(key_id(host_key()))
     except (ValueError, TypeError, AttributeError) as e:  # bad JSON, bad UTF-8, or the wrong shapes
         return None, f"the rates cache {path} is damaged ({type(e).__name__}: {str(e)[:80]})"
@@ -103,5 +106,5 @@ def merged(entry: dict[str, Any], path: Path | None = None) -> str:
 
 def _hosts(doc: Any) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("hosts"), dict):
-        raise ValueError("not an oxi rates cache of format 1")
+        raise ValueError(f"not an oxi rates cache of format {FORMAT}")
     return doc["hosts"]

@@ -14,21 +14,39 @@ from oxi_cli.lazy import load
 class BackendKind:
     """What generic code may ask of a backend without naming it.
 
-    `label`: how messages name it ("GPU"). `opener`: "module:function" taking (device, threads)
-    and returning the opened Backend; its module loads on first use, so `oxi --help` imports neither Numba nor
-    wgpu. `package`: what to install when that module will not import. `devices`: what --device picks among, or
+    `label`: how messages name it ("GPU"). `home`: its package; each role below is "module:function" there,
+    imported on first use, so `oxi --help` imports neither Numba nor wgpu. `opener` takes (device, threads) and
+    returns the opened Backend. `describer` takes a problems list and returns `oxi probe`'s rows, one a device.
+    `package`: what to install when the opener's module will not import. `devices`: what --device picks among, or
     "" when the backend has one device (the host). `own_memory`: it computes in memory of its own, admitted apart
     from RAM. `start_hint`: what to do when it fails to start.
+
+    A backend with devices also names, in a module that loads none of its libraries: `present() -> bool`, whether
+    this machine may have a device `auto` would weigh (from device nodes alone: a False spares loading the
+    backend's libraries); `chooser(thorough, listed=None) -> (index | None, reason)`, the device `auto` weighs
+    against the host (none: why not; without `thorough` it may answer from device nodes alone; `listed`: the
+    devices to rank, in place of those found); `holder() -> {index: name}`, the devices this process holds open
+    (a warm service worker keeps them); `lister(problems) -> (devices, auto_index, any_index)`, what `oxi probe
+    --calibrate` measures (each device a dict with index, name, driver, kind and api) and which of them `auto`
+    and this backend forced would open.
     """
 
     name: str
     label: str
+    home: str
     opener: str
     describer: str
     package: str
     devices: str
     own_memory: bool
     start_hint: str
+    present: str = ""
+    chooser: str = ""
+    holder: str = ""
+    lister: str = ""
+
+    def role(self, name: str) -> Any:
+        return load(getattr(self, name), package=self.home)
 
     @property
     def title(self) -> str:
@@ -36,7 +54,7 @@ class BackendKind:
 
     def open(self, device: int | None, threads: int | None) -> Any:
         try:
-            opener: Callable[[int | None, int | None], Any] = load(self.opener)
+            opener: Callable[[int | None, int | None], Any] = self.role("opener")
         except ImportError as exc:
             raise BackendUnavailable(f"{self.title} needs the {self.package} package ({exc}); "
                                      f"pip install {self.package}") from None
@@ -44,11 +62,36 @@ class BackendKind:
 
     def describe(self, problems: list[str]) -> list[dict[str, Any]]:
         try:
-            describer = load(self.describer)
+            describer = self.role("describer")
         except ImportError as exc:
             problems.append(f"{self.title} cannot load ({exc}): pip install {self.package}")
             return []
         return describer(problems)
+
+    def may_have_device(self) -> bool:
+        """Whether `auto` may find a device of this backend here, answered without loading its libraries."""
+        return bool(self.present) and bool(self.role("present")())
+
+    def auto_device(self, thorough: bool = False, listed: Any = None) -> tuple[int | None, str]:
+        """The device of this backend `auto` weighs against the host, and why; (None, why not) for the host."""
+        if not self.chooser:
+            return None, f"{self.title} has no devices to choose among"
+        return self.role("chooser")(thorough, listed)  # type: ignore[no-any-return]
+
+    def held(self) -> dict[int, str]:
+        """The devices this process holds open, by index (their names as values)."""
+        return self.role("holder")() if self.holder else {}
+
+    def measurable(self, problems: list[str]) -> tuple[list[dict[str, Any]], int | None, int | None]:
+        """The devices `oxi probe --calibrate` measures, and which of them auto and a forced --backend open."""
+        if not self.lister:
+            return [], None, None
+        try:
+            lister = self.role("lister")
+        except ImportError as exc:
+            problems.append(f"{self.title} cannot load ({exc}): pip install {self.package}")
+            return [], None, None
+        return lister(problems)  # type: ignore[no-any-return]
 
     def failed(self, error: BaseException) -> BackendUnavailable:
         """The one line for a backend that raised something unforeseen while it opened."""
@@ -58,14 +101,18 @@ class BackendKind:
 # The backend the others fall back to: the host's processor, always there.
 HOST = "cpu"
 KINDS: dict[str, BackendKind] = {
-    "cpu": BackendKind("cpu", "CPU", "oxi_cli.backends.cpu.backend:open_cpu",
-                       "oxi_cli.backends.cpu.info:describe_devices", "numba", "", False,
-                       "check that numba and llvmlite are installed (pip install numba)"),
-    "gpu": BackendKind("gpu", "GPU", "oxi_cli.backends.gpu.opening:open_gpu",
-                       "oxi_cli.backends.gpu.device:describe_devices", "wgpu", "a GPU adapter",
-                       True, "use --backend cpu"),
+    "cpu": BackendKind("cpu", "CPU", "oxi_cli.backends.cpu", "backend:open_cpu", "info:describe_devices", "numba",
+                       "", False, "check that numba and llvmlite are installed (pip install numba)"),
+    "gpu": BackendKind("gpu", "GPU", "oxi_cli.backends.gpu", "opening:open_gpu", "device:describe_devices", "wgpu",
+                       "a GPU adapter", True, "use --backend cpu", present="device:may_have_hardware_gpu",
+                       chooser="device:auto_device", holder="device:held", lister="device:measurable"),
 }
 
 
 def kind(name: str) -> BackendKind:
     return KINDS[name]
+
+
+def with_devices() -> list[BackendKind]:
+    """The backends besides the host, in the order `auto` prefers them on a tie: what it weighs against the host."""
+    return [k for k in KINDS.values() if k.name != HOST]

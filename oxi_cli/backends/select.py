@@ -1,4 +1,4 @@
-"""Pick the compute backend from --backend / OXI_BACKEND / --device: auto, a wgpu GPU, or the Numba CPU."""
+"""Pick the compute backend from --backend / OXI_BACKEND / --device: auto, or one registered backend by name."""
 
 from __future__ import annotations
 
@@ -14,14 +14,17 @@ from oxi_cli.backends import registry
 from oxi_cli.backends.base import Backend
 from oxi_cli.errors import BackendUnavailable, OxiError, UsageError
 
-KINDS = ("auto", *registry.KINDS)
+
+def kinds() -> tuple[str, ...]:
+    """What --backend takes: auto, or a registered backend's name (asked each time: a registration counts)."""
+    return ("auto", *registry.KINDS)
 
 
 @dataclass(frozen=True)
 class Choice:
     """What `auto` (or an explicit kind) resolves to, and the one-line reason `oxi probe` prints."""
 
-    kind: str  # "gpu" | "cpu"
+    kind: str  # a registered backend's name
     adapter: int | None
     reason: str
 
@@ -43,7 +46,7 @@ def open_early(argv: Sequence[str]) -> None:
         index = None if device is None else int(device)
     except (UsageError, ValueError):
         return
-    if resolved == "cpu" or (resolved == "auto" and index is None):
+    if resolved == registry.HOST or (resolved == "auto" and index is None):
         return  # auto weighs each job first (get_backend's `job`): opening a GPU it may not pick costs a core
     _EARLY[(resolved, index)] = _deferred(resolved, index, None)
 
@@ -56,11 +59,11 @@ def get_backend(
     needed: bool = True,
     job: Workload | None = None,
 ) -> Backend:
-    """`auto` (or None): OXI_BACKEND if set, else whichever of the CPU and the best hardware GPU (discrete
-    before integrated) would finish `job` sooner by the cost model (backends/cost.py, with this host's measured
-    rates where `oxi probe --calibrate` cached them; the GPU when no job is given); software adapters
-    (llvmpipe/lavapipe) rank below the CPU. `gpu`: the best adapter of any kind, software included, or adapter
-    `device`. `cpu`: the Numba backend with `threads`.
+    """`auto` (or None): OXI_BACKEND if set, else whichever of the host and each registered backend's device for
+    `auto` (for wgpu the best hardware GPU, discrete before integrated; software adapters rank below the CPU)
+    would finish `job` soonest by the cost model (backends/cost.py, with this host's measured rates where `oxi
+    probe --calibrate` cached them; a device when no job is given). A backend by name: its best device of any
+    kind, or device `device` (`cpu`: the Numba backend with `threads`).
 
     The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an H200,
     importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, with
@@ -70,10 +73,11 @@ def get_backend(
     `estimate` holds both backends' estimated seconds (forced kinds included: --plan shows them).
     """
     kind = resolve_choice(kind, device)
-    auto_weighs_gpu = kind == "auto" and device is None and needed and _hardware_gpu_possible()
-    # The GPU estimated is the one that would run: auto's hardware GPU, else what --backend gpu would open.
-    estimate = job.estimate(threads, device, any_kind=not auto_weighs_gpu) if job is not None and needed else None
-    weighed = estimate if auto_weighs_gpu else None
+    present = devices_possible() if kind == "auto" and device is None and needed else []
+    # The device estimated is the one that would run: auto's hardware device, else what its backend forced opens.
+    estimate = job.estimate(threads, device, any_kind=not present, among=present or None) if (
+        job is not None and needed) else None
+    weighed = estimate if present else None
     backend, why = _choose(kind, device, threads, needed, weighed)
     backend.reason, backend.estimate, backend.weighed = why, estimate, weighed
     return backend  # type: ignore[return-value]
@@ -81,35 +85,44 @@ def get_backend(
 
 def auto_candidates(chosen: DeferredBackend, threads: int | None) -> dict[str, DeferredBackend]:
     """The backends a batch times (batch/trial.py), by name, the host first: `chosen`, auto's pick by estimate,
-    and the other, opening in the background now. A GPU that will not open stands in as the CPU."""
-    if chosen.weighed is not None and chosen.weighed.faster == registry.HOST:
-        return {"cpu": chosen, "gpu": _deferred("auto", None, threads)}
-    return {"cpu": _deferred_cpu(threads), "gpu": chosen}
+    and the others it weighed, opening in the background now. A device that will not open stands in as the
+    host."""
+    picked = chosen.weighed.faster if chosen.weighed is not None else registry.HOST
+    weighed = chosen.weighed.seconds if chosen.weighed is not None else {registry.HOST: 0.0}
+    return {name: chosen if name == picked else _deferred_cpu(threads) if name == registry.HOST else
+            _deferred_auto(name, threads) for name in weighed}
 
 
 def _choose(
     kind: str, device: int | None, threads: int | None, needed: bool, weighed: Any
 ) -> tuple[DeferredBackend, str]:
     """The backend for a resolved kind and why; `weighed`: the estimate auto decides by, when it may pick a GPU."""
-    if kind == "cpu":
-        return _deferred_cpu(threads, needed), "the CPU, as --backend cpu (or OXI_BACKEND) asks"
-    forced = "a GPU, as --backend gpu (or OXI_BACKEND) asks" if kind == "gpu" else f"auto: --device {device} asked"
+    host = registry.kind(registry.HOST).label
+    if kind == registry.HOST:
+        return _deferred_cpu(threads, needed), f"the {host}, as --backend {kind} (or OXI_BACKEND) asks"
+    forced = (f"a {registry.kind(kind).label}, as --backend {kind} (or OXI_BACKEND) asks" if kind != "auto" else
+              f"auto: --device {device} asked")
     early = _EARLY.pop((kind, device), None)
     if early is not None:
         if early._fallback is not None:
             early._fallback = lambda: _cpu(threads)
         return early, forced
-    if kind == "gpu" or device is not None:
+    if kind != "auto" or device is not None:
         return _deferred(kind, device, threads), forced
-    if not needed:  # nothing to compute (a copy): opening a GPU in the background only competes with decoding
+    if not needed:  # nothing to compute (a copy): opening a device in the background only competes with decoding
         return _deferred_cpu(threads, needed), "auto: nothing to compute"
-    if not _hardware_gpu_possible():
-        return _deferred_cpu(threads, needed), "auto: the CPU, no GPU device on this machine"
+    present = devices_possible()
+    if not present:
+        labels = " or ".join(k.label for k in registry.with_devices())
+        return _deferred_cpu(threads, needed), f"auto: the {host}, no {labels} device on this machine"
     if weighed is None:
-        return _deferred(kind, device, threads), "auto: the best GPU, if one opens (no job to weigh)"
+        first = present[0]
+        why = f"auto: the best {registry.kind(first).label}, if one opens (no job to weigh)"
+        return _deferred_auto(first, threads), why
     if weighed.faster == registry.HOST:
-        return _deferred_cpu(threads, needed), "auto: the CPU, estimated faster"
-    return _deferred(kind, device, threads), "auto: a GPU if one opens, estimated faster"
+        return _deferred_cpu(threads, needed), f"auto: the {host}, estimated faster"
+    faster = weighed.faster
+    return _deferred_auto(faster, threads), f"auto: a {registry.kind(faster).label} if one opens, estimated faster"
 
 
 @dataclass(frozen=True)
@@ -124,10 +137,11 @@ class Workload:
     bytes_per_sample: int
     files: int = 1
 
-    def estimate(self, threads: int | None, device: int | None = None, any_kind: bool = False) -> Any:
-        """Both backends' seconds with this host's rates (cost.load_rates: adapter `device`, else auto's GPU,
-        or with `any_kind` the one --backend gpu would open), the CPU's with what its kernels not compiled yet
-        cost this job (cpu/cold.py)."""
+    def estimate(self, threads: int | None, device: int | None = None, any_kind: bool = False,
+                 among: Sequence[str] | None = None) -> Any:
+        """Each backend's seconds with this host's rates (cost.load_rates: device `device`, else auto's, or with
+        `any_kind` the one the backend forced would open), the host's with what its kernels not compiled yet
+        cost this job (cpu/cold.py); `among`: the backends with devices to weigh (default: all)."""
         from oxi_cli.backends.cost import estimate, load_rates
         from oxi_cli.backends.cpu.cold import cold_modules, expected_seconds, waits
 
@@ -135,22 +149,29 @@ class Workload:
         compile_s = expected_seconds(cold) if cold and waits() else None
         return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
                         rates=load_rates(device, any_kind), files=self.files, cold=cold, compile_s=compile_s,
-                        gpu_open=gpu_held(device))
+                        held=held_kinds(device), among=among)
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:
     """Importing Numba (~0.2 s) then overlaps the input's decoding, which releases the GIL; a job with nothing
     to compute never imports it."""
-    return DeferredBackend(lambda: _cpu(threads), fallback=None, name="cpu", start=needed)
+    return DeferredBackend(lambda: _cpu(threads), fallback=None, name=registry.HOST, start=needed)
 
 
 def _deferred(kind: str, device: int | None, threads: int | None) -> DeferredBackend:
-    if kind == "gpu":
-        return DeferredBackend(lambda: _gpu(device), fallback=None, name="gpu")
+    """Backend `kind` (a name: no fallback), or with auto its --device `device`, falling back to the host."""
+    if kind != "auto":
+        return DeferredBackend(lambda: registry.kind(kind).open(device, None), fallback=None, name=kind)
+    picks = device_kind()
+    return DeferredBackend(lambda: registry.kind(picks).open(device, None), fallback=lambda: _cpu(threads))
+
+
+def _deferred_auto(kind: str, threads: int | None) -> DeferredBackend:
+    """Backend `kind`'s device for auto, if it has one that opens, else the host."""
 
     def open_auto() -> Backend | None:
-        choice = auto_choice(device)
-        return _gpu(choice.adapter) if choice.kind == "gpu" else None
+        index, _ = registry.kind(kind).auto_device()
+        return None if index is None else registry.kind(kind).open(index, None)
 
     return DeferredBackend(open_auto, fallback=lambda: _cpu(threads))
 
@@ -265,10 +286,10 @@ def resolve_kind(kind: str | None) -> str:
     kind = (kind or "auto").strip().lower()
     if kind == "auto":
         kind = (os.environ.get("OXI_BACKEND") or "auto").strip().lower()
-        if kind not in KINDS:
-            raise UsageError(f"OXI_BACKEND must be one of {', '.join(KINDS)}, got {kind!r}")
-    if kind not in KINDS:
-        raise UsageError(f"--backend must be one of {', '.join(KINDS)}, got {kind!r}")
+        if kind not in kinds():
+            raise UsageError(f"OXI_BACKEND must be one of {', '.join(kinds())}, got {kind!r}")
+    if kind not in kinds():
+        raise UsageError(f"--backend must be one of {', '.join(kinds())}, got {kind!r}")
     return kind
 
 
@@ -282,63 +303,55 @@ def resolve_choice(kind: str | None, device: int | None) -> str:
     return kind
 
 
-def auto_choice(device: int | None = None, adapters: list[Any] | None = None, thorough: bool = False) -> Choice:
-    """Decide `auto` without opening a device; `adapters` (AdapterInfo list) saves a second enumeration;
-    `thorough` (`oxi probe`) lists them even without a GPU device node, to say which were found."""
+def device_kind() -> str:
+    """The backend --device picks a device of with `auto`: the first with devices."""
+    return registry.with_devices()[0].name
+
+
+def auto_choice(device: int | None = None, thorough: bool = False) -> Choice:
+    """Decide `auto` without opening a device: the first backend, in registry order, with a device auto would
+    weigh against the host (each job then goes to it or to the host by estimated cost), else the host and why;
+    `thorough` (`oxi probe`) looks for devices even where no device node shows, to say which were found."""
     if device is not None:
-        return Choice("gpu", device, f"--device {device} was asked for")
-    from oxi_cli.backends.gpu import device as gpu_device
-
-    if adapters is None:
-        if not thorough and not gpu_device.may_have_hardware_gpu():
-            return Choice("cpu", None, "no GPU device node (/dev/dri/renderD*, /dev/nvidia*) on this machine")
-        try:
-            adapters = gpu_device.list_adapters()
-        except Exception as exc:  # no wgpu, no loader, driver crash: auto must still work
-            return Choice("cpu", None, f"wgpu could not list adapters ({exc.__class__.__name__}: {exc})")
-    best = gpu_device.best(adapters, gpu_only=True)
-    if best is None:
-        found = ", ".join(f"{a.name} ({a.kind})" for a in adapters) or "none"
-        return Choice("cpu", None, f"no discrete or integrated GPU (adapters: {found}); Numba CPU ranks above "
-                                   "software adapters")
-    return Choice("gpu", best.index, f"{best.kind} GPU {best.name} via {best.api} ranks first; each job goes to "
-                                     "it or to the CPU by estimated cost (see --plan)")
+        return Choice(device_kind(), device, f"--device {device} was asked for")
+    reasons = []
+    for kind in registry.with_devices():
+        index, why = kind.auto_device(thorough)
+        if index is not None:
+            return Choice(kind.name, index, f"{why}; each job goes to it or to the "
+                                            f"{registry.kind(registry.HOST).label} by estimated cost (see --plan)")
+        reasons.append(why)
+    return Choice(registry.HOST, None, "; ".join(reasons))
 
 
-def gpu_held(device: int | None = None) -> bool:
-    """Whether this process holds a device on adapter `device` (any adapter for None) from an earlier job."""
-    backend = sys.modules.get("oxi_cli.backends.gpu.backend")
-    opened = getattr(backend, "opened_adapters", None)  # None while another thread is still importing it
-    held = opened() if opened is not None else []
-    return bool(held) if device is None else device in held
+def held_kinds(device: int | None = None) -> set[str]:
+    """The backends whose device `device` (any device for None) this process holds open from an earlier job."""
+    return {k.name for k in registry.with_devices() if (held := k.held()) and (device is None or device in held)}
 
 
 def held_devices() -> list[str]:
-    """Names of the GPU adapters this process holds a device on."""
-    backend = sys.modules.get("oxi_cli.backends.gpu.backend")
-    described = getattr(backend, "opened_names", None)
-    return described() if described is not None else []
+    """Names of the devices this process holds open, of every backend."""
+    return [name for k in registry.with_devices() for name in k.held().values()]
 
 
-def hold_gpu() -> None:
-    """For a long-lived process (a service worker): open the GPU `auto` would use, in the background, so the
-    jobs that follow weigh it as started (no device-opening cost) and find it ready. Nothing where there is no
-    hardware GPU, or one is already open."""
-    if gpu_held() or os.environ.get("OXI_BACKEND", "auto").strip().lower() == "cpu":
+def hold_device() -> None:
+    """For a long-lived process (a service worker): open the device `auto` would use, in the background, so the
+    jobs that follow weigh it as started (no device-opening cost) and find it ready. Nothing where no backend
+    has a device here, or one is already open."""
+    if held_kinds() or os.environ.get("OXI_BACKEND", "auto").strip().lower() == registry.HOST:
         return
 
     def open_auto() -> None:
-        with contextlib.suppress(Exception):  # a job that asks for the GPU reports any failure itself
-            if _hardware_gpu_possible() and (choice := auto_choice()).kind == "gpu":
-                _gpu(choice.adapter)
+        with contextlib.suppress(Exception):  # a job that asks for the device reports any failure itself
+            if devices_possible() and (choice := auto_choice()).adapter is not None:
+                registry.kind(choice.kind).open(choice.adapter, None)
 
-    threading.Thread(target=open_auto, name="oxi-hold-gpu", daemon=True).start()
+    threading.Thread(target=open_auto, name="oxi-hold-device", daemon=True).start()
 
 
-def _hardware_gpu_possible() -> bool:
-    from oxi_cli.backends.gpu import device as gpu_device
-
-    return gpu_device.may_have_hardware_gpu()
+def devices_possible() -> list[str]:
+    """The backends that may have a device `auto` would weigh here, by name, answered without loading them."""
+    return [k.name for k in registry.with_devices() if k.may_have_device()]
 
 
 def warn(message: str) -> None:
@@ -347,7 +360,3 @@ def warn(message: str) -> None:
 
 def _cpu(threads: int | None) -> Backend:
     return registry.kind(registry.HOST).open(None, threads)
-
-
-def _gpu(device: int | None) -> Backend:
-    return registry.kind("gpu").open(device, None)

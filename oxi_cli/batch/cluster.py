@@ -449,7 +449,7 @@ def dask_setup(worker: Any) -> None:
         _advertise(worker, MEMORY, min(budget, limit // 2) if limit and not os.environ.get("OXI_MEMORY_BUDGET")
                    else budget)
     if VRAM not in resources and _own_memory(os.environ.get("OXI_BACKEND"), auto=True):
-        vram = _gpu_memory()
+        vram = _device_memory()
         if vram:
             _advertise(worker, VRAM, vram)
 
@@ -466,15 +466,15 @@ def _advertise(worker: Any, name: str, amount: float) -> None:
     worker.state.available_resources[name] = amount
 
 
-def _gpu_memory() -> int | None:
-    """The usable memory of the GPU `auto` would pick, or None without a hardware GPU."""
-    from oxi_cli.backends.select import _hardware_gpu_possible, auto_choice
+def _device_memory() -> int | None:
+    """The usable memory of the device `auto` would pick, or None without one that has memory of its own."""
+    from oxi_cli.backends.select import auto_choice, devices_possible
 
     try:
-        if not _hardware_gpu_possible():
+        if not devices_possible():
             return None
-        choice = auto_choice(None)
-        if not registry.kind(choice.kind).own_memory:
+        choice = auto_choice()
+        if choice.adapter is None or not registry.kind(choice.kind).own_memory:
             return None
         backend, _ = worker_backend((None, None, None))
         return int(backend.limits().usable_memory) if registry.kind(backend.name).own_memory else None

@@ -35,9 +35,9 @@ def offered(values: Callable[[], Sequence[str]], incomplete: str) -> list[str]:
 
 
 def _backends() -> Sequence[str]:
-    from oxi_cli.backends.select import KINDS
+    from oxi_cli.backends.select import kinds
 
-    return KINDS
+    return kinds()
 
 
 def _strategies() -> Sequence[str]:

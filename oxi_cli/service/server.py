@@ -68,7 +68,7 @@ class Dispatcher:
         self.waiting: deque[tuple[Worker, int]] = deque()  # admissions waiting for memory, in order
         # One worker keeps the GPU open between jobs: a device per worker would cost every worker a second of
         # driver start (serialised in the driver when many start at once) and device memory each.
-        self.gpu_holder: int | None = None
+        self.device_holder: int | None = None
         self.budget = _budget()
         self.idle_limit = float(os.environ.get("OXI_SERVER_IDLE") or SERVICE_IDLE)
         self.sel = selectors.DefaultSelector()
@@ -228,9 +228,9 @@ class Dispatcher:
                 return
             request, fds, conn = self.queue.popleft()
             running = sum(w.busy for w in self.workers.values()) + 1
-            if self.gpu_holder not in self.workers:
-                self.gpu_holder = worker.pid
-            job = {"job": request, "running": running, "hold_gpu": worker.pid == self.gpu_holder}
+            if self.device_holder not in self.workers:
+                self.device_holder = worker.pid
+            job = {"job": request, "running": running, "hold_device": worker.pid == self.device_holder}
             try:
                 protocol.send(worker.channel, job, fds=[conn.fileno(), *fds])
                 worker.busy = True

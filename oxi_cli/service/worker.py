@@ -231,13 +231,13 @@ def _devices() -> list[str]:
 
 
 def _hold_devices() -> None:
-    """Between jobs, open the GPU `auto` would use (in the background), so the next jobs find it warm and weigh
+    """Between jobs, open the device `auto` would use (in the background), so the next jobs find it warm and weigh
     it so: only a long-lived process gains from holding it (the one-shot command opens it only when a job
     chooses it), and the dispatcher asks one worker at a time to. Idle workers exit after a minute, closing it
     (server.WORKER_IDLE)."""
-    from oxi_cli.backends.select import hold_gpu
+    from oxi_cli.backends.select import hold_device
 
-    hold_gpu()
+    hold_device()
 
 
 def serve(channel: socket.socket) -> None:
@@ -271,7 +271,7 @@ def serve(channel: socket.socket) -> None:
         job = _ClientJob(message["job"], fds)
         job.run()
         reusable = not job.interrupted.is_set()
-        if reusable and message.get("hold_gpu"):
+        if reusable and message.get("hold_device"):
             _hold_devices()
         with contextlib.suppress(OSError):
             protocol.send(channel, {"done": True, "reusable": reusable, "devices": _devices()})

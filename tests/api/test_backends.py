@@ -28,7 +28,7 @@ def test_a_cpu_backend_opens_and_says_what_it_runs_on():
 
 
 def test_a_gpu_backend_opens_one_device_per_process_however_many_hold_it():
-    from oxi_cli.backends.gpu.backend import opened_adapters
+    from oxi_cli.backends.gpu.context import opened
 
     try:
         first = oxi.open_backend("gpu")
@@ -38,7 +38,7 @@ def test_a_gpu_backend_opens_one_device_per_process_however_many_hold_it():
     assert first.name == second.name == "gpu"
     adapters = [d for d in oxi.probe()["devices"] if d["kind"] != "cpu"]
     assert first.device.startswith(adapters[0]["name"])
-    assert len(opened_adapters()) == 1
+    assert len(opened()) == 1
 
 
 @pytest.mark.parametrize(("kind", "device", "error", "flag_words"), [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oxi_cli.backends.cost import Rates, chain_work, estimate
+from oxi_cli.backends.cost import DeviceRates, HostRates, Rates, chain_work, estimate
 from oxi_cli.ops import Blur, Cdl, Resize
 
 K8 = (8192, 4320)
@@ -38,26 +38,28 @@ def test_colour_ops_and_filters_are_counted_apart():
 
 def test_a_slower_link_to_the_gpu_raises_its_estimate():
     fast = estimate([Cdl(slope=1.1)], *K8, channels=4, cores=16, rates=DEFAULTS)
-    slow = estimate([Cdl(slope=1.1)], *K8, channels=4, cores=16, rates=Rates(gpu_upload_bps=1e9))
-    assert slow.gpu_transfer_s > fast.gpu_transfer_s and slow.gpu_s > fast.gpu_s and slow.cpu_s == fast.cpu_s
+    slower = Rates(devices={"gpu": DeviceRates(upload_bps=1e9)})
+    slow = estimate([Cdl(slope=1.1)], *K8, channels=4, cores=16, rates=slower)
+    assert slow.devices["gpu"].transfer_s > fast.devices["gpu"].transfer_s
+    assert slow.seconds["gpu"] > fast.seconds["gpu"] and slow.host_s == fast.host_s
 
 
 def test_slower_colour_kernels_raise_only_colour_work():
-    slow = Rates(cpu_color_flops_per_core=DEFAULTS.cpu_color_flops_per_core / 4)
+    slow = Rates(HostRates(color_flops_per_core=DEFAULTS.host.color_flops_per_core / 4))
     blur = ([Blur(5.0)], *K8)
-    assert estimate(*blur, channels=4, cores=16, rates=slow).cpu_s == estimate(
-        *blur, channels=4, cores=16, rates=DEFAULTS).cpu_s
+    assert estimate(*blur, channels=4, cores=16, rates=slow).host_s == estimate(
+        *blur, channels=4, cores=16, rates=DEFAULTS).host_s
     cdl = ([Cdl(slope=1.1)], *K8)
-    assert estimate(*cdl, channels=4, cores=16, rates=slow).cpu_s > estimate(
-        *cdl, channels=4, cores=16, rates=DEFAULTS).cpu_s
+    assert estimate(*cdl, channels=4, cores=16, rates=slow).host_s > estimate(
+        *cdl, channels=4, cores=16, rates=DEFAULTS).host_s
 
 
 def test_a_batch_shares_the_gpu_start_between_its_files():
     chain = [Cdl(slope=1.1), Blur(5.25)]
     one = estimate(chain, 4096, 2160, channels=4, cores=16, rates=DEFAULTS)
     batch = estimate(chain, 4096, 2160, channels=4, cores=16, rates=DEFAULTS, files=32)
-    assert batch.cpu_s == one.cpu_s and batch.gpu_kernel_s == one.gpu_kernel_s
-    assert batch.gpu_start_s == one.gpu_start_s / 32
+    assert batch.host_s == one.host_s and batch.devices["gpu"].kernel_s == one.devices["gpu"].kernel_s
+    assert batch.devices["gpu"].start_s == one.devices["gpu"].start_s / 32
 
 
 def test_cold_cpu_kernels_count_in_the_cpu_estimate():
@@ -67,17 +69,40 @@ def test_cold_cpu_kernels_count_in_the_cpu_estimate():
     warm = estimate(*job, channels=4, cores=16, rates=DEFAULTS)
     cold_color = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl", "half"})
     cold_both = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl", "blur", "half"})
-    color_s = Cdl(slope=1.1, power=1.2).work(4096, 2160, 4) / DEFAULTS.cpu_color_flops_per_core / 16
-    image_s = Blur(3.0).work(4096, 2160, 4) / DEFAULTS.cpu_flops_per_core / 16
-    assert abs(cold_color.cpu_s - warm.cpu_s - color_s * (COLD_COLOR_SLOWDOWN - 1)) < 1e-9
-    assert abs(cold_both.cpu_s - warm.cpu_s - color_s * (COLD_COLOR_SLOWDOWN - 1)
+    color_s = Cdl(slope=1.1, power=1.2).work(4096, 2160, 4) / DEFAULTS.host.color_flops_per_core / 16
+    image_s = Blur(3.0).work(4096, 2160, 4) / DEFAULTS.host.flops_per_core / 16
+    assert abs(cold_color.host_s - warm.host_s - color_s * (COLD_COLOR_SLOWDOWN - 1)) < 1e-9
+    assert abs(cold_both.host_s - warm.host_s - color_s * (COLD_COLOR_SLOWDOWN - 1)
                - image_s * (COLD_IMAGE_SLOWDOWN - 1)) < 1e-9
     assert cold_both.cold == ("blur", "cdl", "half") and "not compiled yet" in cold_both.lines()[0]
     waiting = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl"}, compile_s=2.5)
-    assert abs(waiting.cpu_s - warm.cpu_s - 2.5) < 1e-9 and waiting.gpu_s == warm.gpu_s
+    assert abs(waiting.host_s - warm.host_s - 2.5) < 1e-9 and waiting.seconds["gpu"] == warm.seconds["gpu"]
 
 
 def test_auto_moves_a_job_to_the_gpu_while_its_cpu_kernels_compile():
     job = ([Blur(8.0)], *K8)
     assert estimate(*job, channels=4, cores=64, rates=DEFAULTS).faster == "cpu"
     assert estimate(*job, channels=4, cores=64, rates=DEFAULTS, cold={"blur"}, compile_s=6.0).faster == "gpu"
+
+
+def test_auto_weighs_every_backend_with_devices_and_picks_the_fastest():
+    fast_link = DeviceRates(upload_bps=2e11, download_bps=2e11, extra_start_s=0.0)
+    rates = Rates(devices={"gpu": DeviceRates(), "other": fast_link})
+    job = ([Blur(100.0)], *K8)
+    est = estimate(*job, channels=4, cores=16, rates=rates)
+    assert list(est.seconds) == ["cpu", "gpu", "other"] and est.faster == "other"
+    assert estimate(*job, channels=4, cores=16, rates=rates, among=["gpu"]).faster == "gpu"
+
+
+def test_a_device_held_open_costs_no_start():
+    job = ([Cdl(slope=1.1)], 4096, 2160)
+    cold = estimate(*job, channels=4, cores=16, rates=DEFAULTS)
+    warm = estimate(*job, channels=4, cores=16, rates=DEFAULTS, held={"gpu"})
+    assert warm.devices["gpu"].start_s == 0.0 < cold.devices["gpu"].start_s
+
+
+def test_plan_json_names_each_estimate_and_rate_by_its_backend():
+    doc = estimate([Blur(5.0)], 4096, 2160, channels=4, cores=16, rates=DEFAULTS).to_dict()
+    assert {"cpu_s", "cpu_cold_s", "gpu_s", "gpu_start_s", "gpu_transfer_s", "gpu_kernel_s", "faster"} <= set(doc)
+    assert {"cpu_flops_per_core", "cpu_color_flops_per_core", "gpu_flops", "gpu_upload_bps", "gpu_name",
+            "source"} <= set(doc["rates"])

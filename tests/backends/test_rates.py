@@ -59,8 +59,8 @@ def _entry(**cpu: float) -> dict:
     adapter = {"index": 0, "name": "Test GPU", "driver": "test 1.0", "kind": "discrete", "api": "Vulkan",
                "flops": 2e12, "color_flops": 1e12, "extra_start_s": 0.5, "upload_bps": 4e9, "download_bps": 3e9}
     return {"key": rates_file.host_key(), "measured_at": "2026-01-02T03:04:05", "seconds": 3.0,
-            "cpu": {"flops_per_core": 2e9, "color_flops_per_core": 1e9, **cpu}, "adapters": [adapter],
-            "auto_adapter": 0, "gpu_adapter": 0}
+            "host": {"flops_per_core": 2e9, "color_flops_per_core": 1e9, **cpu},
+            "devices": {"gpu": {"list": [adapter], "auto": 0, "any": 0}}}
 
 
 def _write(text: str | bytes) -> None:
@@ -75,8 +75,8 @@ def test_calibration_measures_the_cpu_backend_for_real(calibrated):
     assert cpu["rates"]["source"] == "measured"
     assert _positive(cpu["rates"]["flops_per_core"]) and _positive(cpu["rates"]["color_flops_per_core"])
     entry = next(iter(json.loads((cache / "oxi" / "rates.json").read_text())["hosts"].values()))
-    assert entry["key"]["cores"] == os.cpu_count() and entry["cpu"]["threads"] == os.cpu_count()
-    assert all(_positive(entry["cpu"][k]) for k in ("start_s", "open_s", "kernels_s"))
+    assert entry["key"]["cores"] == os.cpu_count() and entry["host"]["threads"] == os.cpu_count()
+    assert all(_positive(entry["host"][k]) for k in ("start_s", "open_s", "kernels_s"))
     assert doc["rates"]["source"] == "measured" and doc["calibration"]["cache"] == str(cache / "oxi" / "rates.json")
 
 
@@ -127,35 +127,37 @@ def test_plan_without_a_cache_says_the_rates_are_defaults(tmp_path):
 def test_cached_rates_round_trip(cache_home):
     _write(rates_file.merged(_entry()))
     rates = load_rates()
-    assert (rates.cpu_flops_per_core, rates.cpu_color_flops_per_core) == (2e9, 1e9)
-    assert (rates.gpu_flops, rates.gpu_color_flops, rates.gpu_extra_start_s) == (2e12, 1e12, 0.5)
-    assert (rates.gpu_upload_bps, rates.gpu_download_bps, rates.gpu_name) == (4e9, 3e9, "Test GPU")
+    gpu = rates.device("gpu")
+    assert (rates.host.flops_per_core, rates.host.color_flops_per_core) == (2e9, 1e9)
+    assert (gpu.flops, gpu.color_flops, gpu.extra_start_s) == (2e12, 1e12, 0.5)
+    assert (gpu.upload_bps, gpu.download_bps, gpu.name) == (4e9, 3e9, "Test GPU")
     assert rates.measured_at and "measured on this host" in rates.describe()
 
 
 def test_a_long_lived_process_reads_rates_calibrated_after_its_first_read(cache_home):
     _write(rates_file.merged(_entry()))
-    assert load_rates().cpu_flops_per_core == 2e9
+    assert load_rates().host.flops_per_core == 2e9
     # As `oxi probe --calibrate` in another process writes it, under a warm service worker: a new file put in place.
     path = rates_file.cache_path()
     path.with_suffix(".tmp").write_text(rates_file.merged(_entry(flops_per_core=5e9)))
     os.replace(path.with_suffix(".tmp"), path)
-    assert load_rates().cpu_flops_per_core == 5e9
+    assert load_rates().host.flops_per_core == 5e9
     path.unlink()
-    assert load_rates().cpu_flops_per_core == Rates().cpu_flops_per_core
+    assert load_rates().host.flops_per_core == Rates().host.flops_per_core
 
 
 def test_an_unmeasured_adapter_keeps_the_default_gpu_rates(cache_home):
     _write(rates_file.merged(_entry()))
     rates = load_rates(device=7)
-    assert rates.cpu_flops_per_core == 2e9 and rates.gpu_flops == Rates().gpu_flops and not rates.gpu_name
+    assert rates.host.flops_per_core == 2e9 and rates.device("gpu") == Rates().device("gpu")
+    assert not rates.device("gpu").name
 
 
 def test_auto_weighs_the_job_with_the_cached_rates(cache_home):
     job = Workload([Blur(20.0)], 4096, 2160, 4, 2)
     _write(rates_file.merged(_entry()))
     estimate = job.estimate(threads=2)
-    kernels_s = estimate.cpu_s - estimate.cpu_cold_s  # the rest: the kernels are not compiled in this new cache
+    kernels_s = estimate.host_s - estimate.host_cold_s  # the rest: the kernels are not compiled in this new cache
     assert estimate.rates.measured_at and kernels_s == pytest.approx(Blur(20.0).work(4096, 2160, 4) / 4e9)
     forced = get_backend("cpu", threads=1, job=job)
     assert forced.estimate is not None and forced.estimate.rates.measured_at and "--backend cpu" in forced.reason
@@ -166,7 +168,7 @@ def test_calibrating_again_keeps_other_hosts_entries(cache_home):
     _write(rates_file.merged(other))
     _write(rates_file.merged(_entry(flops_per_core=5e9)))
     hosts = json.loads(rates_file.cache_path().read_text())["hosts"]
-    assert len(hosts) == 2 and load_rates().cpu_flops_per_core == 5e9
+    assert len(hosts) == 2 and load_rates().host.flops_per_core == 5e9
 
 
 def _assert_defaults(note: str) -> None:
@@ -177,7 +179,7 @@ def _assert_defaults(note: str) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    ["{not json", b"\xff\xfe\x00garbage", '{"format": 1, "hosts": []}', '{"format": 99, "hosts": {}}', "[1, 2, 3]",
+    ["{not json", b"\xff\xfe\x00garbage", '{"format": 2, "hosts": []}', '{"format": 99, "hosts": {}}', "[1, 2, 3]",
      " " * (rates_file.MAX_BYTES + 1)],
     ids=["bad_json", "not_utf8", "hosts_not_an_object", "unknown_format", "not_an_object", "too_big"],
 )
@@ -187,13 +189,13 @@ def test_a_damaged_cache_means_the_defaults(cache_home, content):
 
 
 def _set_cpu(value: object):
-    return lambda entry: entry["cpu"].update(flops_per_core=value)
+    return lambda entry: entry["host"].update(flops_per_core=value)
 
 
 @pytest.mark.parametrize(
     "damage",
-    [_set_cpu(float("nan")), _set_cpu(-1.0), _set_cpu("fast"), _set_cpu(True), lambda e: e.pop("cpu"),
-     lambda e: e["adapters"][0].pop("flops"), lambda e: e.update(adapters=[7])],
+    [_set_cpu(float("nan")), _set_cpu(-1.0), _set_cpu("fast"), _set_cpu(True), lambda e: e.pop("host"),
+     lambda e: e["devices"]["gpu"]["list"][0].pop("flops"), lambda e: e["devices"]["gpu"].update(list=[7])],
     ids=["nan", "negative", "text", "bool", "no_cpu", "adapter_without_flops", "adapter_not_an_object"],
 )
 def test_a_damaged_entry_means_the_defaults(cache_home, damage):
@@ -203,8 +205,13 @@ def test_a_damaged_entry_means_the_defaults(cache_home, damage):
     _assert_defaults("damaged")
 
 
+def test_a_cache_from_an_older_oxi_means_the_defaults_until_calibrated_again(cache_home):
+    _write(json.dumps({"format": 1, "hosts": {rates_file.key_id(rates_file.host_key()): _entry()}}))
+    _assert_defaults("older oxi")
+
+
 def test_an_entry_that_is_not_an_object_means_the_defaults(cache_home):
-    _write(json.dumps({"format": 1, "hosts": {rates_file.key_id(rates_file.host_key()): "oops"}}))
+    _write(json.dumps({"format": rates_file.FORMAT, "hosts": {rates_file.key_id(rates_file.host_key()): "oops"}}))
     _assert_defaults("damaged")
 
 
@@ -227,7 +234,7 @@ def test_a_folder_where_the_cache_should_be_means_the_defaults(cache_home):
 
 def test_a_damaged_cache_is_reported_by_probe_and_plan_without_a_traceback(tmp_path):
     (tmp_path / "oxi").mkdir()
-    (tmp_path / "oxi" / "rates.json").write_text('{"format": 1, "hosts": {')
+    (tmp_path / "oxi" / "rates.json").write_text('{"format": 2, "hosts": {')
     probe = _oxi("probe", "--json", cache=tmp_path)
     assert probe.returncode == 0 and "Traceback" not in probe.stderr, probe.stderr
     rates = json.loads(probe.stdout)["rates"]

@@ -161,6 +161,9 @@ class CpuBackend:
                     np.copyto(dst.arrays[c], src.arrays[c])
         for_ops(ops, has_alpha).apply_on_host(dst.arrays[:first], self.threads)
 
+    def finish(self) -> None:
+        """Nothing to wait for: every call has run when it returns."""
+
     def spatial(self, src: Planes, dst: Planes, op: ImageOp) -> None:
         """Run one image op: its kernel (IMAGE_OPS), or its NumPy stand-in (STAND_INS) while the kernel is not
         compiled."""

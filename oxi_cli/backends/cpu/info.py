@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+from dataclasses import asdict
 
 from oxi_cli.backends.cpu.pool import threads_for
 
@@ -54,6 +55,4 @@ def describe_devices(problems: list[str]) -> list[dict[str, object]]:
         found = {"name": "cpu", "cores": os.cpu_count()}
     rates = load_rates()
     return [{**found, "kind": "cpu", "type": "Numba CPU",
-             "rates": {"source": "measured" if rates.measured_at else "defaults",
-                       "flops_per_core": rates.cpu_flops_per_core,
-                       "color_flops_per_core": rates.cpu_color_flops_per_core}}]
+             "rates": {"source": "measured" if rates.measured_at else "defaults", **asdict(rates.host)}}]

@@ -26,8 +26,6 @@ from oxi_cli.backends.gpu.context import (
     GpuImage,
     gpu_errors,
     open_adapter,
-    opened_adapters,
-    opened_names,
     round_up,
 )
 from oxi_cli.backends.gpu.image_ops import ImageOps, whole
@@ -37,7 +35,7 @@ from oxi_cli.ops import ColorOp
 from oxi_cli.ops.codes import wgsl_entry
 from oxi_cli.ops.program import compile_program
 
-__all__ = ["COPY_PIECE", "GpuFailure", "GpuImage", "WgpuBackend", "_shuffle", "opened_adapters", "opened_names"]
+__all__ = ["COPY_PIECE", "GpuFailure", "GpuImage", "WgpuBackend", "_shuffle"]
 
 
 class WgpuBackend(Transfers, ImageOps):

@@ -117,14 +117,10 @@ _OPENING = threading.Lock()
 _OWN_LIMITS = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage")
 
 
-def opened_adapters() -> list[int]:
-    """Adapters this process has a device open on (a long-lived process keeps them between jobs)."""
-    return sorted(_CONTEXTS)
-
-
-def opened_names() -> list[str]:
-    """The names of the adapters this process has a device open on."""
-    return [_CONTEXTS[i].info.name for i in sorted(_CONTEXTS)]
+def opened() -> dict[int, str]:
+    """Adapters this process has a device open on, by index, with their names (a long-lived process keeps them
+    between jobs)."""
+    return {i: _CONTEXTS[i].info.name for i in sorted(_CONTEXTS)}
 
 
 def open_adapter(index: int) -> _Context:

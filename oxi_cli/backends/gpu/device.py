@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+# This backend's name in the registry (backends/registry.py), as --backend and the rates cache know it.
+NAME = "gpu"
 # adapter_type as wgpu reports it -> oxi's kind.
 _KINDS = {"DiscreteGPU": "discrete", "IntegratedGPU": "integrated", "CPU": "software"}
 _SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "swiftshader", "softpipe", "microsoft basic render")
@@ -125,6 +127,46 @@ def best(adapters: list[AdapterInfo], gpu_only: bool) -> AdapterInfo | None:
     return min(pool, key=AdapterInfo.rank, default=None)
 
 
+def auto_device(thorough: bool = False, listed: list[AdapterInfo] | None = None) -> tuple[int | None, str]:
+    """The registry's chooser: the adapter `auto` weighs against the CPU (the best hardware GPU) and why, or None
+    and why not; `listed` ranks those adapters instead of the ones wgpu finds. Without `thorough`, wgpu is not
+    started where no GPU device node exists."""
+    adapters = listed
+    if adapters is None:
+        if not thorough and not may_have_hardware_gpu():
+            return None, "no GPU device node (/dev/dri/renderD*, /dev/nvidia*) on this machine"
+        try:
+            adapters = list_adapters()
+        except Exception as exc:  # no wgpu, no loader, driver crash: auto must still work
+            return None, f"wgpu could not list adapters ({exc.__class__.__name__}: {exc})"
+    chosen = best(adapters, gpu_only=True)
+    if chosen is None:
+        found = ", ".join(f"{a.name} ({a.kind})" for a in adapters) or "none"
+        return None, f"no discrete or integrated GPU (adapters: {found}); Numba CPU ranks above software adapters"
+    return chosen.index, f"{chosen.kind} GPU {chosen.name} via {chosen.api} ranks first"
+
+
+def held() -> dict[int, str]:
+    """The registry's holder: adapters this process has a device open on, by index, with their names; asked
+    without importing wgpu (a process that never opened a device has not loaded the module that holds them)."""
+    context = sys.modules.get("oxi_cli.backends.gpu.context")
+    opened = getattr(context, "opened", None)  # None while another thread is still importing it
+    return opened() if opened is not None else {}
+
+
+def measurable(problems: list[str]) -> tuple[list[dict[str, Any]], int | None, int | None]:
+    """The registry's lister: every adapter for `oxi probe --calibrate`, and those `auto` (hardware only) and
+    `--backend gpu` (any kind) would open."""
+    try:
+        adapters = list_adapters()
+    except Exception as e:  # no wgpu, no loader: the CPU's rates still count
+        problems.append(f"no GPU adapter measured: {type(e).__name__}: {e}")
+        return [], None, None
+    picks = [best(adapters, gpu_only=gpu_only) for gpu_only in (True, False)]
+    return ([{"index": a.index, "name": a.name, "driver": a.driver, "kind": a.kind, "api": a.api} for a in adapters],
+            *(a.index if a is not None else None for a in picks))  # type: ignore[return-value]
+
+
 def may_have_hardware_gpu() -> bool:
     """False only when this Linux machine has no GPU device node, so `auto` can skip wgpu's slow start."""
     if not sys.platform.startswith("linux"):
@@ -207,15 +249,13 @@ def describe_devices(problems: list[str]) -> list[dict[str, Any]]:
 def _rates(adapter: AdapterInfo, problems: list[str]) -> dict[str, Any]:
     """Adapter `adapter`'s measured rates, or the defaults; a record measured on another device or driver at
     that index is reported (auto cannot tell without wgpu, which it does not load to read the cache)."""
-    from oxi_cli.backends.cost import cached_entry, load_rates
+    from oxi_cli.backends.cost import load_rates, measured_device
 
-    rates = load_rates(device=adapter.index)
-    entry, _ = cached_entry()
-    record = next((r for r in (entry or {}).get("adapters", []) if r.get("index") == adapter.index), None)
-    if rates.gpu_name and record is not None and (record.get("name"), record.get("driver")) != (
+    rates = load_rates(device=adapter.index).device(NAME)
+    record = measured_device(NAME, adapter.index)
+    if rates.name and record is not None and (record.get("name"), record.get("driver")) != (
             adapter.name, adapter.driver):
         problems.append(f"GPU adapter {adapter.index} is {adapter.name} ({adapter.driver}) but its rates were "
                         f"measured on {record.get('name')} ({record.get('driver')}): run `oxi probe --calibrate`")
-    return {"source": "measured" if rates.gpu_name else "defaults", "flops": rates.gpu_flops,
-            "color_flops": rates.gpu_color_flops, "extra_start_s": rates.gpu_extra_start_s,
-            "upload_bps": rates.gpu_upload_bps, "download_bps": rates.gpu_download_bps}
+    return {"source": "measured" if rates.name else "defaults",
+            **{key: value for key, value in asdict(rates).items() if key != "name"}}
