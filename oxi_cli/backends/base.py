@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from oxi_cli.backends.registry import HOST
 from oxi_cli.errors import ProcessingError
 from oxi_cli.ops import ColorOp, ImageOp
 
@@ -83,7 +84,7 @@ class HostOnly:
     """Stands in for a backend when a chain has nothing to compute (a copy or re-encode): plans it without
     waiting for a GPU that will never be used."""
 
-    name = "cpu"
+    name = HOST
 
     def limits(self) -> DeviceLimits:
         return host_limits()
