@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oxi_cli import leaving
+from oxi_cli import host, leaving
 from oxi_cli.user_cache import cache_dir, private, sources_digest
 
 ENV = "OXI_KERNEL_CACHE"
@@ -73,16 +73,8 @@ def _cpu() -> str:
     forced = [os.environ.get(v, "") for v in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")]
     if any(forced):
         return "numba:" + "/".join(forced)
-    model, flags = "", ""
-    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            name, _, value = line.partition(":")
-            if name.strip() == "model name" and not model:
-                model = value.strip()
-            elif name.strip() in ("flags", "Features") and not flags:
-                flags = " ".join(sorted(value.split()))
-            if model and flags:
-                break
+    model = host.cpuinfo(host.MODEL) or ""
+    flags = " ".join(sorted((host.cpuinfo(*host.FLAGS) or "").split()))
     return f"{platform.machine()} {model} {hashlib.sha1(flags.encode()).hexdigest()[:12]}"
 
 

@@ -11,7 +11,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from oxi_cli import __version__
+from oxi_cli import __version__, host
 from oxi_cli.user_cache import cache_dir
 
 # 2: the host's record under "host" and each backend with devices under "devices" by name (1 named the CPU and GPU).
@@ -38,15 +38,7 @@ def key_id(key: dict[str, Any]) -> str:
 
 def cpu_model() -> str:
     """'AMD EPYC 9454 48-Core Processor': platform.processor() only says 'x86_64' on Linux."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:  # the first processor's block is enough: stop reading there
-                name, _, value = line.partition(":")
-                if name.strip() in ("model name", "Model", "cpu model"):
-                    return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return host.cpuinfo(host.MODEL, "Model", "cpu model") or platform.processor() or platform.machine()
 
 
 def gpu_fingerprint() -> list[str]:

@@ -6,16 +6,14 @@ import os
 import platform
 from dataclasses import asdict
 
+from oxi_cli import host
 from oxi_cli.backends.cpu.pool import threads_for
 
 
 def cpu_flags() -> list[str] | None:
-    """The kernel's feature flags for this CPU (/proc/cpuinfo); None where there is no such file."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return None
+    """The kernel's x86 feature flags for this CPU (/proc/cpuinfo); None where there is no such file."""
+    flags = host.cpuinfo("flags")
+    return None if flags is None else flags.split()
 
 
 def _simd_level() -> str:
