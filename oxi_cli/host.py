@@ -1,12 +1,21 @@
-"""This machine as oxi sees it: the CPU /proc/cpuinfo describes, read once a process."""
+"""This machine as oxi sees it: the CPU /proc/cpuinfo describes (read once a process) and the cores it may use."""
 
 from __future__ import annotations
 
 import functools
+import os
 
 CPUINFO = "/proc/cpuinfo"
 MODEL = "model name"
 FLAGS = ("flags", "Features")  # x86's name, ARM's
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity mask, which taskset and cgroup cpusets narrow), not the
+    machine's; asked each time, as the mask may change while the process runs."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1  # macOS, Windows: no mask to ask
 
 
 def cpuinfo(*names: str) -> str | None:

@@ -1,9 +1,10 @@
 """/proc/cpuinfo is read in one place, once a process, for the kernel cache's key, the rates cache's host and the
-CPU backend's flags."""
+CPU backend's flags; the cores a process may use are counted in one place, for every pool sized by them."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from oxi_cli import host, kernel_cache
 from oxi_cli.backends import rates_file
 from oxi_cli.backends.cpu.info import cpu_flags
+from oxi_cli.backends.cpu.pool import threads_for
 
 X86 = ("processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\nflags\t\t: sse2 avx2 f16c\n\n"
        "processor\t: 1\nmodel name\t: Another CPU\nflags\t\t: sse2\n")
@@ -69,3 +71,14 @@ def test_without_the_file_each_reader_keeps_its_fallback(cpuinfo):
     assert cpu_flags() is None
     assert kernel_cache._cpu() == f"{platform.machine()}  {_digest('')}"
 
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no affinity mask on this system")
+def test_the_cores_a_process_may_use_are_its_affinity_mask_not_the_machines():
+    mask = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(mask)})  # as `taskset -c N oxi ...` runs it
+    try:
+        assert host.cores() == threads_for(None) == 1
+        assert threads_for(8) == 1
+    finally:
+        os.sched_setaffinity(0, mask)
+    assert host.cores() == threads_for(None) == len(mask)

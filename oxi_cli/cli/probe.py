@@ -200,7 +200,7 @@ def compile_ahead(quiet: bool) -> dict[str, Any]:
     import threading
     import time
 
-    from oxi_cli import kernel_cache
+    from oxi_cli import host, kernel_cache
     from oxi_cli.errors import ProcessingError
 
     kernel_cache.prepare()
@@ -212,7 +212,7 @@ def compile_ahead(quiet: bool) -> dict[str, Any]:
     from oxi_cli.backends.cpu.compile import backend_modules, compile_everything
 
     names = backend_modules()
-    workers = min(len(names), _cores())
+    workers = min(len(names), host.cores())
     t0 = time.perf_counter()
     done: dict[str, float] = {}
     scanner: list[BaseException] = []
@@ -241,10 +241,6 @@ def compile_ahead(quiet: bool) -> dict[str, Any]:
     return {"cache": str(where.path), "workers": workers, "seconds": round(time.perf_counter() - t0, 2),
             "modules": {name: round(s, 2) for name, s in sorted(done.items())},
             "size_bytes": kernel_cache.size_bytes()}
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 class _progress:

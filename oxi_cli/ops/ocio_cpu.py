@@ -4,7 +4,6 @@ oxi's own colour ops while their kernels are not compiled (`for_ops`: each op as
 from __future__ import annotations
 
 import functools
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from oxi_cli import host
 from oxi_cli.errors import OpError
 from oxi_cli.ops.base import ColorOp, Encoded
 from oxi_cli.ops.premult import repremultiply, unpremultiply
@@ -73,15 +73,8 @@ class OcioCpu(ColorOp):
                 for c in range(channels):
                     flat[c][start:stop] = px[:, c]
 
-        with ThreadPoolExecutor(threads or _cores()) as pool:
+        with ThreadPoolExecutor(threads or host.cores()) as pool:
             list(pool.map(band, range(0, total, BAND_PIXELS)))
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        return os.cpu_count() or 1
 
 
 @functools.lru_cache(maxsize=32)

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from oxi_cli import host
+
 _pools: dict[int, ThreadPoolExecutor] = {}
 _lock = threading.Lock()
 
@@ -25,7 +27,7 @@ if hasattr(os, "register_at_fork"):
 
 def threads_for(n: int | None) -> int:
     """A requested thread count clamped to 1 .. this process's cores (all of them when None)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = host.cores()
     return cores if n is None else max(1, min(int(n), cores))
 
 
