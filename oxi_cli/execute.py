@@ -69,18 +69,17 @@ class FileSource:
 
 
 class FileSink:
-    """Writes atomically; refuses to replace `input_path` unless `in_place`. `quality`: a JPEG's (1-100)."""
+    """Writes atomically; refuses to replace `input_path` unless `in_place`. `codec`: the output's codec setting,
+    checked for its format before the batch began (io.output_codec); None keeps the input's or the format's."""
 
     def __init__(
         self,
         path: str | Path,
         *,
-        compression: str | None = None,
+        codec: str | None = None,
         input_path: str | Path | None = None,
         in_place: bool = False,
-        quality: int | None = None,
     ) -> None:
-        from oxi_cli.io import output_codec
         from oxi_cli.io.common import output_format
 
         self.path = Path(path)
@@ -88,14 +87,12 @@ class FileSink:
         self.in_place = in_place
         # Refused before any work is done, not after minutes of processing.
         self.format = output_format(self.path, self.input_path, in_place)
-        self.compression = output_codec(self.format, compression, quality)
+        self.codec = codec
 
     def write(self, image: Image) -> None:
         from oxi_cli.io import write_image
 
-        write_image(
-            image, self.path, compression=self.compression, input_path=self.input_path, in_place=self.in_place
-        )
+        write_image(image, self.path, compression=self.codec, input_path=self.input_path, in_place=self.in_place)
 
 
 class MemorySource:

@@ -455,21 +455,21 @@ def execute_planned(
     plan: Plan,
     *,
     out_type: str = "same",
-    compression: str | None = None,
+    codec: str | None = None,
     in_place: bool = False,
     progress: RowsDone | None = None,
     selection: Selection = EVERYTHING,
-    quality: int | None = None,
 ) -> Result:
     """Run `ops` from `source_path` to `dest_path` as `plan` says; the same Result as execute.execute().
 
     `progress(done_rows, total_rows)` is called as output rows complete (from a worker thread when
     streaming). The output is written atomically in every strategy and never replaces the input unless
-    `in_place`. `selection`: the part and layers to process (every part, the default layers); `quality`: a
-    JPEG output's (--quality).
+    `in_place`. `selection`: the part and layers to process (every part, the default layers); `codec`: the
+    output's codec setting, already checked for its format (io.output_codec: --compression, or --quality as
+    'jpeg:N').
     """
     source_path, dest_path = Path(source_path), Path(dest_path)
-    sink = FileSink(dest_path, compression=compression, input_path=source_path, in_place=in_place, quality=quality)
+    sink = FileSink(dest_path, codec=codec, input_path=source_path, in_place=in_place)
     ops = live(ops)
     if plan.strategy == "single":
         if progress is not None:
@@ -541,7 +541,7 @@ def _execute_streaming(
         rows, cols = _spans(chain.ops, spec, plan)
         out_w, out_h = chain_size(chain.ops, spec.width, spec.height)
         meta = output_meta(spec.meta, chain.ops, spec.width, spec.height, chain.types)
-        header = dest.call("band_header", meta, out_w, out_h, sink.compression)
+        header = dest.call("band_header", meta, out_w, out_h, sink.codec)
         try:
             with atomic_output(sink.path) as tmp:
                 types = {n: chain.types[n] for n in spec.channels}

@@ -169,7 +169,8 @@ class ClusterBatch(Batch):
     def _submit(self, job: Job, chain: Any, running: dict[int, Job]) -> None:
         assert job.footprint is not None
         task = Task(self.batch_id, job.index, job.item, job.output, job.record.width or 0,
-                    job.record.height or 0, self.opts, self.budget, self.backend_key, max(1, self.where.workers))
+                    job.record.height or 0, self.opts, self.budget, self.backend_key, max(1, self.where.workers),
+                    job.codec)
         future = self.client.submit(run_task, task, chain, key=f"oxi-{job.item.path.name}-{self.batch_id}-{job.index}",
                                     resources=self._resources(job), priority=-job.index, pure=False)
         self.futures[future] = job
@@ -327,6 +328,7 @@ class Task:
     budget: int
     backend_key: tuple[Any, ...]
     gpu_share: int = 1  # local:N: N worker processes share this machine's GPU
+    codec: str | None = None  # the job's, checked by the client (plan_jobs)
 
 
 class NullReporter:
@@ -358,7 +360,8 @@ def _the_chain(chain: Any) -> Any:
 def run_task(task: Task, chain: Any) -> dict[str, Any]:
     """Process one file on this worker; returns the FileRecord fields the worker knows. Idempotent: a retry
     after a worker died rewrites the same output (atomically) and first removes the dead worker's temporary."""
-    job = Job(task.index, task.item, task.output, FileRecord(task.item.path, task.output, frame=task.item.frame))
+    job = Job(task.index, task.item, task.output, FileRecord(task.item.path, task.output, frame=task.item.frame),
+              codec=task.codec)
     rec = job.record
     if _STOPS.get(task.batch):
         return {"status": "not_started"}

@@ -31,6 +31,7 @@ class Job:
     thread: threading.Thread | None = None
     backend: Any = None  # the raw backend this file runs on (a trial hands out both); None: the batch's
     slot: int | None = None  # its place in the trial, if any
+    codec: str | None = None  # --compression / --quality for its output's format, checked once (plan_jobs)
 
 
 def process_file(job: Job, backend: Any, opts: BatchOptions, progress: RowsDone) -> Any:
@@ -49,11 +50,10 @@ def process_file(job: Job, backend: Any, opts: BatchOptions, progress: RowsDone)
         backend,
         job.plan,
         out_type=opts.out_type or "same",
-        compression=opts.compression,
+        codec=job.codec,
         in_place=opts.in_place,
         progress=progress,
         selection=opts.selection(),
-        quality=opts.quality,
     )
 
 
@@ -74,11 +74,14 @@ def refuse_beyond_memory(job: Job) -> None:
 
 
 def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptions) -> list[Job]:
-    """One job per input with its output path; refuses clashes and overwriting inputs before any work."""
+    """One job per input with its output path and codec; refuses clashes, settings its output's format cannot
+    take and overwriting inputs before any work."""
+    from oxi_cli.io import output_codec
     from oxi_cli.io.common import output_format
 
     jobs: list[Job] = []
     claimed: dict[str, Path] = {}
+    codecs: dict[str, str | None] = {}  # by output format: a batch may write several
     for index, item in enumerate(inputs.items):
         out = output_path(target, item)
         key = os.path.normcase(os.path.abspath(out))
@@ -88,9 +91,12 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
                 "use --name with {parent} or {stem}, or a sequence pattern"
             )
         claimed[key] = item.path
-        check_out_type(opts.out_type, output_format(out, None if item.missing else item.path, opts.in_place))
+        out_format = output_format(out, None if item.missing else item.path, opts.in_place)
+        check_out_type(opts.out_type, out_format)
+        if out_format not in codecs:
+            codecs[out_format] = output_codec(out_format, opts.compression, opts.quality)
         record = FileRecord(item.path, out, frame=item.frame, required=item.required)
-        jobs.append(Job(index, item, out, record))
+        jobs.append(Job(index, item, out, record, codec=codecs[out_format]))
     if not opts.skip_existing and not opts.plan_only:  # skipped outputs stay; a plan writes nothing
         refuse_replacing([(job.item, job.output) for job in jobs], opts.overwrite)
     return jobs

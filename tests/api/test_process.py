@@ -192,15 +192,19 @@ def test_a_batch_failure_names_its_file_as_the_command_prints_it(tmp_path: Path)
     assert f"oxi: error: {caught.value}\n" in done.stderr
 
 
-@pytest.mark.parametrize(("options", "flag"), [({"jobs": 0}, "--jobs"), ({"backend": "cpu", "device": 0}, "--device")])
+@pytest.mark.parametrize(
+    ("options", "args"),
+    [({"jobs": 0}, ["--jobs", "0"]), ({"backend": "cpu", "device": 0}, ["--backend", "cpu", "--device", "0"]),
+     ({"compression": "zipp"}, ["--compression", "zipp"])],
+    ids=["--jobs", "--device", "--compression"],
+)
 def test_a_process_option_out_of_range_is_refused_with_the_commands_message_before_any_work(tmp_path: Path, options,
-                                                                                              flag: str):
+                                                                                              args: list[str]):
     folder = tmp_path / "in"
-    exr_folder(folder, ["a.exr"])
+    exr_folder(folder, ["a.exr", "b.exr"])
     with pytest.raises(oxi.UsageError) as caught:
         oxi.process(folder, tmp_path / "out", oxi.Cdl(slope=1.1), **options)
     assert not (tmp_path / "out").exists()
-    args = ["--jobs", "0"] if flag == "--jobs" else ["--backend", "cpu", "--device", "0"]
     done = run_oxi("cdl", str(folder), "-o", str(tmp_path / "cli"), "--slope", "1.1", *args)
     assert done.returncode == 2 and done.stderr == f"oxi: error: {caught.value}\n"
 

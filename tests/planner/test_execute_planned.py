@@ -69,7 +69,7 @@ def test_tiny_limits_make_auto_tile_or_stream(cpu_backend, source: Path, tmp_pat
 
 
 def test_out_type_and_compression_hold_when_streaming(cpu_backend, source: Path, tmp_path: Path):
-    kw = {"out_type": "float", "compression": "piz"}
+    kw = {"out_type": "float", "codec": "piz"}
     _run(CHAIN, source, tmp_path / "single.exr", cpu_backend, "single", **kw)
     _run(CHAIN, source, tmp_path / "streamed.exr", cpu_backend, "streaming", memory="8M", **kw)
     header, got = read_exr(tmp_path / "streamed.exr")
