@@ -3,6 +3,7 @@ printed, failures are oxi's exceptions with the command's lines, the caller's pr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import oxi_cli as oxi
+from oxi_cli.batch.report import FileRecord
 from tests.batch.helpers import by_input, exr_folder, listing, rgba
 from tests.cli.conftest import hdr_rgba, read_exr, run_oxi, write_exr
 
@@ -50,6 +52,18 @@ def test_one_file_gives_the_record_and_the_file_the_command_gives(plate: Path, t
     assert api_header["shot"] == cli_header["shot"] == "sh010"
     for name in cli_planes:
         np.testing.assert_array_equal(api_planes[name], cli_planes[name])
+
+
+def test_a_result_holds_the_json_records_fields_in_its_order_and_none_of_the_batchs_own():
+    # FileResult is declared field by field for the API's users (their editors complete it); this keeps it the
+    # batch record's reported fields, so a field added to one and not the other fails here.
+    record = FileRecord(Path("a.exr"), Path("out/a.exr"), status="failed", seconds=1.23456789, error="bad",
+                        exit_code=2, required=False, traceback="Traceback ...")
+    result = oxi.FileResult._of(record)
+    assert [f.name for f in dataclasses.fields(result)] == list(record.as_json())
+    assert result.as_json() == record.as_json() and result.seconds == 1.234568 and not result.ok
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.status = "ok"  # type: ignore[misc]
 
 
 def test_a_sequence_with_frames_a_name_pattern_and_jobs(sequence: Path, tmp_path: Path):
