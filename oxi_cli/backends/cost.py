@@ -12,6 +12,7 @@ from typing import Any
 
 from oxi_cli.backends import rates_file, registry
 from oxi_cli.ops import ColorOp, ImageOp
+from oxi_cli.ops.base import chain_size
 
 DEFAULTS_FROM = "a 16-core host with an H100 GPU (bench/bench_many_core.py, 2026-11-23)"
 # How many times a core's time a job's ops take on the CPU while their kernels are not compiled (the stand-ins:
@@ -196,10 +197,7 @@ def estimate(
     cores = cores or os.cpu_count() or 1
     work = chain_work(ops, width, height, channels)
     cold_s = _cold_seconds(ops, width, height, channels, cores, rates.host, set(cold), compile_s)
-    out_w, out_h = width, height
-    for op in ops:
-        if isinstance(op, ImageOp):
-            out_w, out_h = op.out_size(out_w, out_h)
+    out_w, out_h = chain_size(ops, width, height)
     up = width * height * channels * bytes_per_sample
     down = out_w * out_h * channels * bytes_per_sample
     host = rates.host
