@@ -17,7 +17,7 @@ class Backend:
     def __init__(self, raw: Any, kind: str) -> None:
         self._raw = SerializedBackend(raw)
         self._kind = kind
-        self._reason: str = vars(raw).get("reason", "")
+        self._reason: str = raw.reason
 
     @property
     def kind(self) -> str:

@@ -80,14 +80,39 @@ class ImageOpTable(dict[str, Callable[..., None]]):
         return found
 
 
+class Selected(Protocol):
+    """A backend as selection hands it to a batch (select.DeferredBackend, or HostOnly): why it was chosen, the
+    estimate it was weighed by (every backend's seconds; None when no job was weighed) and, when `auto` chose
+    by it, `weighed`; whether it has opened (asking never waits), and the switch to the host after a device
+    failure mid-job (raises the error again where there is no fallback)."""
+
+    name: str
+    reason: str
+    estimate: Any
+    weighed: Any
+    fell_back: bool
+
+    @property
+    def ready(self) -> bool: ...
+
+    def fall_back(self, error: BaseException) -> Any: ...
+
+
 class HostOnly:
     """Stands in for a backend when a chain has nothing to compute (a copy or re-encode): plans it without
     waiting for a GPU that will never be used."""
 
     name = HOST
+    reason = ""
+    estimate = weighed = None
+    fell_back = False
+    ready = True
 
     def limits(self) -> DeviceLimits:
         return host_limits()
+
+    def fall_back(self, error: BaseException) -> Any:
+        raise error
 
 
 @runtime_checkable

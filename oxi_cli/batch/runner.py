@@ -14,7 +14,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from oxi_cli.backends import registry
 from oxi_cli.batch.inputs import Inputs, expand_inputs
@@ -35,6 +35,9 @@ from oxi_cli.errors import (
     note_settled,
 )
 from oxi_cli.ops.base import live
+
+if TYPE_CHECKING:
+    from oxi_cli.backends.base import Selected
 
 CANCEL_WAIT_S = 30.0  # how long Ctrl-C waits for running files to unwind before leaving anyway
 __all__ = ["Batch", "Job", "SerializedBackend", "check_out_type", "device_name", "plan_jobs", "process_file",
@@ -84,8 +87,8 @@ class Batch:
         self.json_lock = threading.Lock()
         self.done: queue.Queue[int] = queue.Queue()
         self.cancel = threading.Event()
-        self.backend: Any = None
-        self.raw_backend: Any = None
+        self.backend: Any = None  # raw_backend behind one lock for the worker threads (SerializedBackend)
+        self.raw_backend: Selected | None = None
         self.trial: Trial | None = None
         self._serialized: dict[int, SerializedBackend] = {}
         self.fallback_lock = threading.Lock()
@@ -182,7 +185,7 @@ class Batch:
                 self.reporter.message(f"oxi: error: {job.record.message()}")
                 continue
             plan = job.plan
-            estimate = vars(self.raw_backend).get("estimate")  # both backends' seconds, when a job was weighed
+            estimate = self.raw_backend.estimate  # every backend's seconds, when a job was weighed
             if self.opts.json:
                 doc = {"input": str(job.item.path), "output": str(job.output), "backend": self.backend.name,
                        "backend_reason": self._backend_reason(), **plan.to_dict()}
@@ -214,7 +217,7 @@ class Batch:
         job = self._weighed_job() if needed else None
         self.raw_backend = self._get_backend(needed, job)
         self.backend = self._serialize(self.raw_backend)
-        weighed = vars(self.raw_backend).get("weighed")
+        weighed = self.raw_backend.weighed
         if self.scheduler_jobs == 1 and not self.opts.plan_only and worth_timing(weighed, job and job.files):
             self.trial = Trial(auto_candidates(self.raw_backend, self.opts.threads))
         vram = None
@@ -223,7 +226,7 @@ class Batch:
             vram = int(self.backend.limits().usable_memory)
         self.scheduler = Scheduler(self.scheduler_jobs, self.budget, vram)
 
-    def _get_backend(self, needed: bool, job: Any) -> Any:
+    def _get_backend(self, needed: bool, job: Any) -> Selected:
         """The backend --backend / --device / --threads ask for, weighing `job` for `auto`."""
         from oxi_cli.backends.select import get_backend
 
@@ -232,12 +235,11 @@ class Batch:
     def _serialize(self, raw: Any) -> SerializedBackend:
         return self._serialized.setdefault(id(raw), SerializedBackend(raw))
 
-    def _raw(self, job: Job) -> Any:
+    def _raw(self, job: Job) -> Selected:
         return job.backend if job.backend is not None else self.raw_backend
 
     def _backend_reason(self) -> str:
-        # A DeferredBackend answers any attribute by opening itself: read the reason from its own __dict__.
-        return vars(self.raw_backend).get("reason", "") if self.raw_backend is not None else ""
+        return self.raw_backend.reason if self.raw_backend is not None else ""
 
     def _weighed_job(self) -> Any:
         """The first file's shape and chain, for `auto` to weigh the backends by (files of a batch are alike)."""
@@ -348,7 +350,7 @@ class Batch:
         if not live(job.ops):
             return plan(HostOnly())
         raw = self._raw(job)
-        opening = not getattr(raw, "ready", True)
+        opening = not raw.ready
         if opening and not self.opts.plan_only and self.opts.vram_limit is None:
             provisional = plan(HostOnly())
             if provisional.vram_bytes <= ANY_GPU_HOLDS:
@@ -426,7 +428,7 @@ class Batch:
         try:
             return process_file(job, backend, self.opts, progress)
         except OxiError as e:
-            if not isinstance(e, GpuFailure) or not hasattr(raw, "fall_back"):
+            if not isinstance(e, GpuFailure):
                 raise
             with self.fallback_lock:
                 if not raw.fell_back:  # the first failing file switches; the others just redo
@@ -459,7 +461,7 @@ class Batch:
         rec.status, rec.error, rec.backend = "ok", None, self._raw(job).name
         rec.strategy, rec.out_width, rec.out_height = job.plan.strategy, job.plan.out_width, job.plan.out_height
 
-    def _device_name(self, raw: Any) -> str:
+    def _device_name(self, raw: Selected) -> str:
         """What the file ran on, named once per backend."""
         if id(raw) not in self._devices:
             name = self._name_device(raw)
@@ -468,10 +470,10 @@ class Batch:
             return name
         return self._devices[id(raw)]
 
-    def _name_device(self, raw: Any) -> str:
+    def _name_device(self, raw: Selected) -> str:
         # A chain with nothing to compute used no device, however far the GPU's background open got.
         kind = registry.kind(raw.name)
-        if kind.devices and (not self.chain.computes_anything() or not getattr(raw, "ready", True)):
+        if kind.devices and (not self.chain.computes_anything() or not raw.ready):
             return f"{kind.label} not used (nothing to compute)"
         return device_name(raw)
 
