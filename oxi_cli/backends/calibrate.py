@@ -74,10 +74,15 @@ def calibrate(progress: Callable[[str], None] = lambda line: None) -> Calibratio
 def _measure_devices(kind: registry.BackendKind, host_start_s: float, progress: Callable[[str], None],
                      problems: list[str]) -> dict[str, Any]:
     """A backend's devices, each measured, and which of those measured `auto` and the backend forced open."""
-    devices, auto, forced = kind.measurable(problems)
+    noun = kind.devices.removeprefix("a ")
+    try:
+        devices, auto, forced = kind.list_devices()
+    except Exception as e:  # no library, no loader: the host's rates still count
+        problems.append(f"no {noun} measured: {type(e).__name__}: {e}")
+        devices, auto, forced = [], None, None
     measured = []
     for device in devices:
-        what = f"{kind.devices.removeprefix('a ')} {device['index']} ({device['name']})"
+        what = f"{noun} {device['index']} ({device['name']})"
         progress(what)
         try:
             record = _measure(kind.name, device["index"])

@@ -26,9 +26,9 @@ class BackendKind:
     backend's libraries); `chooser(thorough, listed=None) -> (index | None, reason)`, the device `auto` weighs
     against the host (none: why not; without `thorough` it may answer from device nodes alone; `listed`: the
     devices to rank, in place of those found); `holder() -> {index: name}`, the devices this process holds open
-    (a warm service worker keeps them); `lister(problems) -> (devices, auto_index, any_index)`, what `oxi probe
-    --calibrate` measures (each device a dict with index, name, driver, kind and api) and which of them `auto`
-    and this backend forced would open.
+    (a warm service worker keeps them); `lister() -> (devices, auto_index, any_index)`, every device (each a dict
+    with index, name, driver, kind and api: what `oxi probe --calibrate` measures and --device is checked against)
+    and which of them `auto` and this backend forced would open.
     """
 
     name: str
@@ -82,16 +82,12 @@ class BackendKind:
         """The devices this process holds open, by index (their names as values)."""
         return self.role("holder")() if self.holder else {}
 
-    def measurable(self, problems: list[str]) -> tuple[list[dict[str, Any]], int | None, int | None]:
-        """The devices `oxi probe --calibrate` measures, and which of them auto and a forced --backend open."""
+    def list_devices(self) -> tuple[list[dict[str, Any]], int | None, int | None]:
+        """Its devices (dicts with index, name, driver, kind and api) and which of them `auto` and this backend
+        forced open; raises (its library missing, a broken driver) when they cannot be listed."""
         if not self.lister:
             return [], None, None
-        try:
-            lister = self.role("lister")
-        except ImportError as exc:
-            problems.append(f"{self.title} cannot load ({exc}): pip install {self.package}")
-            return [], None, None
-        return lister(problems)  # type: ignore[no-any-return]
+        return self.role("lister")()  # type: ignore[no-any-return]
 
     def failed(self, error: BaseException) -> BackendUnavailable:
         """The one line for a backend that raised something unforeseen while it opened."""
@@ -105,7 +101,7 @@ KINDS: dict[str, BackendKind] = {
                        "", False, "check that numba and llvmlite are installed (pip install numba)"),
     "gpu": BackendKind("gpu", "GPU", "oxi_cli.backends.gpu", "opening:open_gpu", "device:describe_devices", "wgpu",
                        "a GPU adapter", True, "use --backend cpu", present="device:may_have_hardware_gpu",
-                       chooser="device:auto_device", holder="device:held", lister="device:measurable"),
+                       chooser="device:auto_device", holder="device:held", lister="device:listed"),
 }
 
 

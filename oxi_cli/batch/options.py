@@ -90,26 +90,26 @@ class BatchOptions:
 
 
 def check_device(opts: BatchOptions, chain: Any) -> None:
-    """--device N / --backend gpu must name a GPU that exists even when the job has nothing to compute (a
-    copy never opens the device, which is where the index is checked otherwise)."""
+    """--device N / a --backend with devices must name a device that exists even when the job has nothing to
+    compute (a copy never opens the device, which is where the index is checked otherwise)."""
     from oxi_cli.backends import registry
-    from oxi_cli.backends.select import resolve_choice
+    from oxi_cli.backends.select import device_kind, resolve_choice
 
     kind = resolve_choice(opts.backend, opts.device)
     picks_device = kind != "auto" and bool(registry.kind(kind).devices)
     if chain.computes_anything() or (opts.device is None and not picks_device):
         return
+    backend = registry.kind(kind if kind != "auto" else device_kind())
+    noun = backend.devices.removeprefix("a ")
     try:
-        from oxi_cli.backends.gpu.device import list_adapters
-
-        adapters = list_adapters()
-    except Exception as e:  # no wgpu, no loader: the GPU asked for is not there
-        raise BackendUnavailable(f"no GPU adapter can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
-    if opts.device is not None and opts.device >= len(adapters):
-        found = f"adapters 0..{len(adapters) - 1}" if adapters else "no adapter"
+        devices, _, _ = backend.list_devices()
+    except Exception as e:  # no library, no loader: the device asked for is not there
+        raise BackendUnavailable(f"no {noun} can be listed ({type(e).__name__}: {e}); see `oxi probe`") from None
+    if opts.device is not None and opts.device not in {d["index"] for d in devices}:
+        found = f"{noun}s {', '.join(str(d['index']) for d in devices)}" if devices else f"no {noun}"
         raise UsageError(f"--device {opts.device} does not exist: this machine has {found}; see `oxi probe`")
-    if not adapters:
-        raise BackendUnavailable("--backend gpu: no GPU adapter found; see `oxi probe`")
+    if not devices:
+        raise BackendUnavailable(f"--backend {kind}: no {noun} found; see `oxi probe`")
 
 
 def _env_switch(name: str) -> bool:

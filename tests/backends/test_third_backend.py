@@ -25,7 +25,7 @@ def toy(monkeypatch):
     kind = registry.BackendKind("toy", "Toy", "tests.backends", "toy_backend:open_toy",
                                 "toy_backend:describe_devices", "numba", "a toy device", False, "use another",
                                 present="toy_backend:present", chooser="toy_backend:auto_device",
-                                holder="toy_backend:held", lister="toy_backend:measurable")
+                                holder="toy_backend:held", lister="toy_backend:listed")
     monkeypatch.setitem(registry.KINDS, "toy", kind)
     monkeypatch.delenv("OXI_BACKEND", raising=False)
     toy_backend.OPENED.clear()
@@ -76,3 +76,9 @@ def test_probe_lists_a_registered_backends_devices_and_a_held_device_is_known(to
     toy.open(0, 1)
     assert "toy" in held_kinds(0)
 
+
+
+def test_a_device_a_registered_backend_lacks_is_one_line_even_for_a_copy(toy, tmp_path, capsys):
+    assert _oxi("run", str(PLATE), str(tmp_path / "copy.exr"), "--backend", "toy", "--device", "3") == 2
+    assert "--device 3 does not exist: this machine has toy devices 0" in capsys.readouterr().err
+    assert not (tmp_path / "copy.exr").exists()

@@ -34,5 +34,5 @@ def held() -> dict[int, str]:
     return dict(OPENED)
 
 
-def measurable(problems: list[str]) -> tuple[list[dict[str, Any]], int | None, int | None]:
+def listed() -> tuple[list[dict[str, Any]], int | None, int | None]:
     return [{"index": 0, "name": "toy device", "driver": "toy 1", "kind": "toy", "api": "none"}], 0, 0

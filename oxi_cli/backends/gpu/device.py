@@ -154,14 +154,10 @@ def held() -> dict[int, str]:
     return opened() if opened is not None else {}
 
 
-def measurable(problems: list[str]) -> tuple[list[dict[str, Any]], int | None, int | None]:
-    """The registry's lister: every adapter for `oxi probe --calibrate`, and those `auto` (hardware only) and
-    `--backend gpu` (any kind) would open."""
-    try:
-        adapters = list_adapters()
-    except Exception as e:  # no wgpu, no loader: the CPU's rates still count
-        problems.append(f"no GPU adapter measured: {type(e).__name__}: {e}")
-        return [], None, None
+def listed() -> tuple[list[dict[str, Any]], int | None, int | None]:
+    """The registry's lister: every adapter, and those `auto` (hardware only) and `--backend gpu` (any kind) would
+    open; raises what wgpu raises when it cannot list them."""
+    adapters = list_adapters()
     picks = [best(adapters, gpu_only=gpu_only) for gpu_only in (True, False)]
     return ([{"index": a.index, "name": a.name, "driver": a.driver, "kind": a.kind, "api": a.api} for a in adapters],
             *(a.index if a is not None else None for a in picks))  # type: ignore[return-value]
