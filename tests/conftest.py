@@ -1,10 +1,12 @@
-"""Shared pytest fixtures: one CPU backend per session, so each Numba kernel compiles once per run."""
+"""Shared pytest fixtures: each backend opened once a run (each Numba kernel compiles once), and each in turn."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+
+from tests import backends_under_test as under_test
 
 # The kernels' own tests must run the kernels: a cold one compiles and the job waits, rather than running on a
 # stand-in while a background process compiles (tests/backends/test_cold_kernels.py tests that path, as users
@@ -21,6 +23,27 @@ def cpu_backend():
     from oxi_cli.backends.cpu.backend import CpuBackend
 
     return CpuBackend()
+
+
+# Parametrised by the registry when this file loads: registering a backend runs every test that takes one of
+# these on it, with no test copied or naming it. The ids are the registry's names (`-k gpu`). Function-scoped, as
+# the backends are opened once a run anyway (backends_under_test.opened): pytest regroups a session-scoped
+# parameter's tests by backend across modules, which set up their module fixtures (LUT files, plates) again.
+@pytest.fixture(params=under_test.backend_names())
+def each_backend(request):
+    """Each registered backend in turn: the host as `cpu_backend`, the others as `--backend NAME` opens them
+    (skipped when one will not open, a failure under OXI_REQUIRE_GPU=1)."""
+    from oxi_cli.backends import registry
+
+    if request.param == registry.HOST:
+        return request.getfixturevalue("cpu_backend")
+    return under_test.opened(request.param)
+
+
+@pytest.fixture(params=under_test.accelerator_names())
+def each_accelerator(request):
+    """Each registered backend but the host, for the parity tests that hold it against the host (`cpu_backend`)."""
+    return under_test.opened(request.param)
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ from oxi_cli.ops import Blur, Cdl, Lut3d, Matrix, Resize
 from tests import reference as ref
 from tests.backends.conftest import SMALL_STAGING, SMALL_TABLE_WINDOW, SMALL_WINDOW
 from tests.ops.harness import assert_bits_equal, run_color, run_spatial
+from tests.ops.test_place import CASES as PLACES
+from tests.ops.test_place import placed
 
 SHAPE = (37, 23)
 
@@ -62,6 +64,17 @@ def test_spatial_op_over_windows_and_tap_chunks_matches_one_window(
     whole = run_spatial(gpu_backend, img, op.name, op, dst_hw)
     windowed = run_spatial(small_window_gpu, img, op.name, op, dst_hw)
     assert_bits_equal(windowed, whole, f"{op} in small windows vs one window")
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4, 5])
+@pytest.mark.parametrize("case", PLACES)
+def test_place_over_many_binding_windows_copies_every_value_and_zeroes_the_rest(small_window_gpu, case, channels):
+    # Bands of rows, each bound in a 4 KiB window of its own: NaN payloads, ±Inf and signed values must still
+    # arrive unchanged where each band's rows land, zeros outside the source.
+    img = ref.hdr_image((23, 37, channels), seed=channels, nonfinite=True)
+    op = PLACES[case]
+    got = run_spatial(small_window_gpu, img, "place", op, (op.height, op.width))
+    assert_bits_equal(got, placed(img, op), f"place {op} in small windows")
 
 
 def test_tap_chunks_really_happen_for_a_tall_blur(small_window_gpu):

@@ -18,9 +18,8 @@ def every_image_op() -> set[str]:
             and issubclass(op, ImageOp) and op is not ImageOp}
 
 
-@pytest.mark.parametrize("backend", ["cpu_backend", "gpu_backend"])
-def test_every_backend_computes_every_image_op(request, backend):
-    assert set(request.getfixturevalue(backend).image_ops) == every_image_op() == {"resize", "blur", "place"}
+def test_every_backend_computes_every_image_op(each_backend):
+    assert set(each_backend.image_ops) == every_image_op() == {"resize", "blur", "place"}
 
 
 def test_every_cpu_image_op_has_a_numpy_stand_in_for_cold_kernels():
@@ -39,9 +38,8 @@ class Shear(ImageOp):
         return self
 
 
-@pytest.mark.parametrize("backend", ["cpu_backend", "gpu_backend"])
-def test_an_image_op_a_backend_lacks_is_refused_in_one_line(request, backend):
-    b = request.getfixturevalue(backend)
+def test_an_image_op_a_backend_lacks_is_refused_in_one_line(each_backend):
+    b = each_backend
     handle = b.upload([np.zeros((2, 2), np.float32)])
     with pytest.raises(ProcessingError, match=r"backend has no shear kernel"):
         b.spatial(handle, b.allocate(2, 2, 1), Shear())

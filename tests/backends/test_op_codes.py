@@ -1,6 +1,6 @@
-"""The one table of op codes (ops/codes.py) against the GPU: every code has a WGSL function and runs on the GPU as
-on the CPU (tests/ops/test_color_chain.py checks every code has a CPU loop). A code the GPU lacks fails here, and
-is a shader that does not compile, never a silent run of another op's maths."""
+"""The one table of op codes (ops/codes.py) against the backends: every code runs on each accelerator as on the
+host, and has one WGSL function on the GPU (tests/ops/test_color_chain.py checks every code has a CPU loop). A code
+the GPU lacks fails here, and is a shader that does not compile, never a silent run of another op's maths."""
 
 from __future__ import annotations
 
@@ -106,11 +106,12 @@ def test_every_code_has_exactly_one_wgsl_function_and_nothing_else_is_named_so()
 
 
 @pytest.mark.parametrize("name", CODE_NAMES)
-def test_each_code_runs_on_the_gpu_as_on_the_cpu(gpu_backend, cpu_backend, name):
+def test_each_code_runs_on_each_accelerator_as_on_the_host(each_accelerator, cpu_backend, name):
     # Another op's maths would be off by far more than the backends' few-ulp differences (ACES 2.0's are the
     # largest: 1e-4 of the display range).
     make, has_alpha = SAMPLES[name]
     op, img = make(), _pixels()
     want = _run(cpu_backend, op, has_alpha, img)
     assert np.isfinite(want).mean() > 0.9, f"{name}: the sample is mostly out of the op's range"
-    assert_close(_run(gpu_backend, op, has_alpha, img), want, rtol=1e-4, scale=1.0, inputs=img, what=name)
+    got = _run(each_accelerator, op, has_alpha, img)
+    assert_close(got, want, rtol=1e-4, scale=1.0, inputs=img, what=f"{name} on {each_accelerator.name}")

@@ -16,7 +16,7 @@ from oxi_cli.backends import rates_file
 from oxi_cli.backends.cost import Rates, load_rates
 from oxi_cli.backends.select import Workload, get_backend
 from oxi_cli.ops import Blur
-from tests.backends.conftest import require_gpu
+from tests.backends_under_test import every_backend_required as require_gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATE = ROOT / "examples" / "plate.exr"

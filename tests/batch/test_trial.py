@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from oxi_cli.batch import runner, trial
 from oxi_cli.batch.trial import FRAMES_EACH, MIN_FILES, Trial, worth_timing
-from tests.backends.conftest import _open
+from tests.backends_under_test import opened
 from tests.batch.helpers import exr_folder, records, rgba
 
 
@@ -55,7 +55,7 @@ def test_a_timed_batch_runs_its_frames_on_both_backends_then_one_and_matches_the
     only the verdict is steered, by the seconds the trial reads."""
     from oxi_cli.backends import select
 
-    gpu = _open()  # skips, or fails under OXI_REQUIRE_GPU, without an adapter
+    gpu = opened("gpu")  # skips, or fails under OXI_REQUIRE_GPU, without an adapter
     pair = {"cpu": select._deferred_cpu(2), "gpu": select.DeferredBackend(lambda: gpu, fallback=None, name="gpu")}
     monkeypatch.setattr(runner, "worth_timing", lambda estimate, files: True)
     monkeypatch.setattr(select, "auto_candidates", lambda chosen, threads: pair)

@@ -1,5 +1,5 @@
-"""Colour-management fixtures: both backends (the GPU one as tests/backends opens it: lavapipe in CI) and a
-small HDR test image with negatives, NaN and +-Inf."""
+"""Colour-management fixtures: every registered backend (lavapipe's GPU in CI) and a small HDR test image with
+negatives, NaN and +-Inf."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ import numpy as np
 import pytest
 
 
-@pytest.fixture(scope="session", params=["cpu", "gpu"])
-def backend(request, cpu_backend):
-    if request.param == "cpu":
-        return cpu_backend
-    from tests.backends.conftest import _open
-
-    return _open()
+@pytest.fixture
+def backend(each_backend):
+    """The colour tests against OCIO run on each registered backend (tests/conftest.py's each_backend)."""
+    return each_backend
 
 
 @pytest.fixture(scope="session")

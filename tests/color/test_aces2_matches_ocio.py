@@ -170,14 +170,13 @@ def test_every_aces2_view_renders_as_ocio_with_the_native_op(backend, uri):
     assert not failures, f"{len(failures)} of {len(views)} views differ from OCIO:\n" + "\n".join(failures)
 
 
-def test_gpu_and_cpu_agree_on_the_op_alone(cpu_backend):
-    from tests.backends.conftest import _open
-
-    gpu = _open()
+def test_each_accelerator_agrees_with_the_host_on_the_op_alone(each_accelerator, cpu_backend):
     op = Aces2Output(1000.0, (0.68, 0.32, 0.265, 0.69, 0.15, 0.06, 0.3127, 0.329))
     img = _hdr((64, 64), seed=5)
-    assert_close(run_oxi(gpu, [op], img), run_oxi(cpu_backend, [op], img), rtol=OP_RTOL, scale=1.0, inputs=img,
-                 what="ACES 2.0 1000 nits P3: GPU vs CPU", figure="gpu vs cpu")
+    name = each_accelerator.name
+    assert_close(run_oxi(each_accelerator, [op], img), run_oxi(cpu_backend, [op], img), rtol=OP_RTOL, scale=1.0,
+                 inputs=img, what=f"ACES 2.0 1000 nits P3: {name} vs {cpu_backend.name}",
+                 figure=f"{name} vs {cpu_backend.name}")
 
 
 def test_tables_read_back_from_the_cache_equal_freshly_built_ones(tmp_path, monkeypatch):

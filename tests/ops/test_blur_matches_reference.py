@@ -1,4 +1,4 @@
-"""Gaussian blur on the CPU backend against the float64 reference (NOTES §1): taps ±ceil(3σ), edges clamp."""
+"""Gaussian blur on each backend against the float64 reference (NOTES §1): taps ±ceil(3σ), edges clamp."""
 
 from __future__ import annotations
 
@@ -27,27 +27,27 @@ def _check(backend, img: np.ndarray, sigma: float, what: str) -> None:
 @pytest.mark.parametrize("channels", CHANNELS)
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("sigma", SIGMAS)
-def test_blur_matches_float64_reference(cpu_backend, sigma, shape, channels):
+def test_blur_matches_float64_reference(each_backend, sigma, shape, channels):
     w, h = SHAPES[shape]
     img = ref.hdr_image((h, w, CHANNELS[channels]), seed=w * h + CHANNELS[channels])
-    _check(cpu_backend, img, sigma, f"sigma {sigma} on {w}x{h}")
+    _check(each_backend, img, sigma, f"sigma {sigma} on {w}x{h}")
 
 
-def test_blur_kernel_wider_than_the_image_clamps_at_both_edges(cpu_backend):
+def test_blur_kernel_wider_than_the_image_clamps_at_both_edges(each_backend):
     # 5x3 with σ=4: R=12 taps each side, so most taps of every output read a clamped edge pixel.
     img = ref.hdr_image((3, 5, 3), seed=4)
     assert Blur(4.0).radius == 12
-    _check(cpu_backend, img, 4.0, "sigma 4 on 5x3")
+    _check(each_backend, img, 4.0, "sigma 4 on 5x3")
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf], ids=["nan", "inf"])
 @pytest.mark.parametrize("sigma", [1.0, 2.25])
-def test_nonfinite_pixel_spreads_only_within_the_kernel_footprint(cpu_backend, sigma, value):
+def test_nonfinite_pixel_spreads_only_within_the_kernel_footprint(each_backend, sigma, value):
     # Gaussian weights are never 0 inside ±R, so the footprint is exact: R pixels around it, no further.
     h, w, y, x = 40, 50, 17, 3
     img = ref.hdr_image((h, w, 3), seed=9)
     img[y, x, 0] = value
-    got = run_spatial(cpu_backend, img, "blur", Blur(sigma), (h, w))
+    got = run_spatial(each_backend, img, "blur", Blur(sigma), (h, w))
     ty, tx = ref.blur_weights(h, sigma)[1], ref.blur_weights(w, sigma)[1]
     footprint = ty[:, y][:, None] & tx[:, x][None, :]
     bad = ~np.isfinite(got[..., 0])

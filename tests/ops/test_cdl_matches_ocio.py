@@ -1,4 +1,4 @@
-"""CDL on the CPU backend against OpenColorIO's CDLTransform (both styles), finite and non-finite pixels."""
+"""CDL on each backend against OpenColorIO's CDLTransform (both styles), finite and non-finite pixels."""
 
 from __future__ import annotations
 
@@ -80,11 +80,11 @@ def _reference(op: Cdl, img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("channels", [3, 4, 5], ids=["rgb", "rgba", "rgba_plus_z"])
 @pytest.mark.parametrize("params", PARAMS, ids=str)
 @pytest.mark.parametrize("style", STYLES)
-def test_cdl_matches_ocio_lossless_on_finite_hdr(cpu_backend, style, params, channels):
+def test_cdl_matches_ocio_lossless_on_finite_hdr(each_backend, style, params, channels):
     img = ref.hdr_image((*SHAPE, channels), seed=7 + channels)
     op = _op(style, PARAMS[params])
     want = ocio_apply(ocio_cpu(_ocio_transform(op)), img)
-    got = run_color(cpu_backend, img, "cdl", op)
+    got = run_color(each_backend, img, "cdl", op)
     _, scale = _reference(op, img)
     assert_close(got[..., :3], want[..., :3], rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what=f"{op}")
     assert_bits_equal(got[..., 3:], img[..., 3:], "channels after RGB must pass through the CDL untouched")
@@ -104,26 +104,26 @@ def test_float64_reference_agrees_with_ocio_under_the_same_error_measure(style, 
 
 @pytest.mark.parametrize("params", RENDERER_PARAMS, ids=str)
 @pytest.mark.parametrize("style", STYLES)
-def test_cdl_matches_ocio_on_nan_and_inf(cpu_backend, style, params):
+def test_cdl_matches_ocio_on_nan_and_inf(each_backend, style, params):
     # noclamp: NaN -> 0 before the power, any ±Inf channel -> whole pixel NaN; asc: NaN, -Inf -> 0, +Inf -> 1.
     img = ref.hdr_image((*SHAPE, 4), seed=23, nonfinite=True)
     op = _op(style, PARAMS[params])
     want = ocio_apply(ocio_cpu(_ocio_transform(op)), img, rgba=True)
-    got = run_color(cpu_backend, img, "cdl", op)
+    got = run_color(each_backend, img, "cdl", op)
     _, scale = _reference(op, img)
     assert_close(got[..., :3], want[..., :3], rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what=f"{op}")
     assert_bits_equal(got[..., 3], img[..., 3], "alpha (NaN/Inf included) must pass through the CDL bit-exact")
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_power_one_cdl_treats_nan_and_inf_like_any_other_power(cpu_backend, style):
+def test_power_one_cdl_treats_nan_and_inf_like_any_other_power(each_backend, style):
     # OCIO's LOSSLESS optimiser turns a power-1 CDL into matrices, where NaN/Inf spread through the luma
     # row instead (pinned below). oxi keeps the CDL renderer's rule for every power, so results don't jump
     # when a grade's power moves off 1. OPTIMIZATION_NONE keeps OCIO's renderer: that is the oracle here.
     img = ref.hdr_image((*SHAPE, 3), seed=29, nonfinite=True)
     op = _op(style, PARAMS["power_one_sat_not_one"])
     want = ocio_apply(ocio_cpu(_ocio_transform(op), OCIO.OPTIMIZATION_NONE), img)
-    got = run_color(cpu_backend, img, "cdl", op)
+    got = run_color(each_backend, img, "cdl", op)
     _, scale = _reference(op, img)
     assert_close(got, want, rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what=f"{op}")
 
@@ -157,7 +157,7 @@ def test_ocio_lossless_folds_power_one_noclamp_cdl_into_matrices_that_spread_nan
         "asc_minus_inf_is_zero",
     ],
 )
-def test_cdl_nonfinite_pixel_follows_ocio(cpu_backend, style, pixel, lands_on):
+def test_cdl_nonfinite_pixel_follows_ocio(each_backend, style, pixel, lands_on):
     op = _op(style, PARAMS["warm_grade"])
     px = np.array([[pixel]], dtype=np.float32)
     proc = ocio_cpu(_ocio_transform(op))
@@ -170,11 +170,11 @@ def test_cdl_nonfinite_pixel_follows_ocio(cpu_backend, style, pixel, lands_on):
         stand_in = px.copy()
         stand_in[0, 0, c] = (lands_on - op.offset[c]) / op.slope[c]
         np.testing.assert_allclose(ocio, ocio_apply(proc, stand_in), rtol=1e-5, atol=1e-6, err_msg="OCIO changed")
-    got = run_color(cpu_backend, px, "cdl", op)
+    got = run_color(each_backend, px, "cdl", op)
     assert_close(got, ocio, rtol=RTOL, scale=1.0, atol=FLT_MIN, inputs=px, what=f"{style} CDL of {pixel}")
 
 
-def test_cdl_into_a_separate_destination_matches_in_place(cpu_backend):
+def test_cdl_into_a_separate_destination_matches_in_place(each_backend):
     img = ref.hdr_image((*SHAPE, 4), seed=31, nonfinite=True)
     op = _op("noclamp", PARAMS["random_a"])
-    assert_separate_destination_matches_in_place(cpu_backend, img, "cdl", op)
+    assert_separate_destination_matches_in_place(each_backend, img, "cdl", op)

@@ -94,6 +94,9 @@ def _op_by_op(backend, img: np.ndarray, ops: list, has_alpha: bool, half_out: bo
     return halves.converted(out, np.float16) if half_out else out
 
 
+# On the host alone: on the GPU each chain here is a shader of its own, 10-20 s to compile on lavapipe (150 s for
+# these cases). tests/backends/test_op_codes.py runs every op code on each accelerator and
+# test_accelerator_parity.py fused chains.
 @pytest.mark.parametrize("block", [None, 97], ids=["block-default", "block-97"])
 @pytest.mark.parametrize("order", range(3))
 @pytest.mark.parametrize("channels", [3, 4, 6])
@@ -133,10 +136,10 @@ def _assert_same_bits(got: np.ndarray, want: np.ndarray) -> None:
     np.testing.assert_array_equal(got.view(bits)[~nan], want.view(bits)[~nan])
 
 
-def test_fused_chain_into_a_separate_destination_carries_other_channels(cpu_backend):
+def test_fused_chain_into_a_separate_destination_carries_other_channels(each_backend):
     img = hdr_image((9, 7, 6), seed=2)
-    src = cpu_backend.upload(img.copy())
-    dst = cpu_backend.allocate(9, 7, 6)
-    cpu_backend.color_chain(src, dst, _ops(3)[:3], has_alpha=True)
+    src = each_backend.upload(img.copy())
+    dst = each_backend.allocate(9, 7, 6)
+    each_backend.color_chain(src, dst, _ops(3)[:3], has_alpha=True)
     # The chain has no alpha-touching matrix: alpha and the extra channels come through unchanged.
-    np.testing.assert_array_equal(cpu_backend.download(dst)[..., 3:], img[..., 3:])
+    np.testing.assert_array_equal(each_backend.download(dst)[..., 3:], img[..., 3:])

@@ -1,4 +1,4 @@
-"""1D LUTs on the CPU backend against OpenColorIO reading the same numbers from a 1D .cube file."""
+"""1D LUTs on each backend against OpenColorIO reading the same numbers from a 1D .cube file."""
 
 from __future__ import annotations
 
@@ -51,20 +51,20 @@ def luts(tmp_path_factory):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_lut1d_matches_ocio(cpu_backend, luts, case):
+def test_lut1d_matches_ocio(each_backend, luts, case):
     # Out-of-domain inputs clamp to the ends; NaN takes the first entry, ±Inf the last / first (as OCIO).
     size, lo, hi = CASES[case]
     rows, path = luts[case]
     op = Lut1d(rows, domain_min=lo, domain_max=hi)
     img = ref.lut_inputs(SHAPE, lo, hi, seed=size)
     want = ocio_apply(ocio_file(path, OCIO.INTERP_LINEAR), img)
-    got = run_color(cpu_backend, img, "lut1d", op)
+    got = run_color(each_backend, img, "lut1d", op)
     assert_close(got[..., :3], want[..., :3], rtol=0.0, atol=ATOL, inputs=img, what=case)
     assert_bits_equal(got[..., 3], img[..., 3], "alpha must pass through the 1D LUT bit-exact")
     assert_close(want[..., :3], ref.lut1d(img[..., :3], rows, lo, hi), rtol=0.0, atol=ATOL, what="reference")
 
 
-def test_lut1d_into_a_separate_destination_matches_in_place(cpu_backend, luts):
+def test_lut1d_into_a_separate_destination_matches_in_place(each_backend, luts):
     rows, _ = luts["size17"]
     img = ref.lut_inputs(SHAPE, *UNIT, seed=2)
-    assert_separate_destination_matches_in_place(cpu_backend, img, "lut1d", Lut1d(rows))
+    assert_separate_destination_matches_in_place(each_backend, img, "lut1d", Lut1d(rows))

@@ -1,4 +1,4 @@
-"""3D LUTs on the CPU backend against OpenColorIO (sizes 17..65, domains) and a float64 reference (256³)."""
+"""3D LUTs on each backend against OpenColorIO (sizes 17..65, domains) and a float64 reference (256³)."""
 
 from __future__ import annotations
 
@@ -67,13 +67,13 @@ def luts(tmp_path_factory):
 
 @pytest.mark.parametrize("interp", INTERPS)
 @pytest.mark.parametrize("case", CASES)
-def test_lut3d_matches_ocio(cpu_backend, luts, case, interp):
+def test_lut3d_matches_ocio(each_backend, luts, case, interp):
     size, lo, hi = CASES[case]
     rows, path = luts[case]
     op = Lut3d.from_red_fastest(rows, size, domain_min=lo, domain_max=hi, interp=interp)
     img = ref.lut_inputs(SHAPE, lo, hi, seed=size)
     want = ocio_apply(ocio_file(path, INTERPS[interp]), img)
-    got = run_color(cpu_backend, img, "lut3d", op)
+    got = run_color(each_backend, img, "lut3d", op)
     assert_close(got[..., :3], want[..., :3], rtol=0.0, atol=ATOL, inputs=img, what=f"{case} {interp}")
     assert_bits_equal(got[..., 3], img[..., 3], "alpha must pass through the 3D LUT bit-exact")
 
@@ -98,18 +98,18 @@ def big_rows():
 
 
 @pytest.mark.parametrize("interp", INTERPS)
-def test_lut3d_256_matches_float64_reference(cpu_backend, big_rows, interp):
+def test_lut3d_256_matches_float64_reference(each_backend, big_rows, interp):
     # 256³ is beyond OCIO's 129 limit but real LUTs use it; 64x48 pixels keep this fast.
     size, lo, hi = BIG
     op = Lut3d.from_red_fastest(big_rows, size, domain_min=lo, domain_max=hi, interp=interp)
     img = ref.lut_inputs(SHAPE, lo, hi, seed=256)
     want = ref.lut3d(img[..., :3], op.table, lo, hi, interp)
-    got = run_color(cpu_backend, img, "lut3d", op)
+    got = run_color(each_backend, img, "lut3d", op)
     assert_close(got[..., :3], want, rtol=0.0, atol=ATOL, inputs=img, what=f"256³ {interp}")
 
 
-def test_lut3d_into_a_separate_destination_matches_in_place(cpu_backend, luts):
+def test_lut3d_into_a_separate_destination_matches_in_place(each_backend, luts):
     rows, _ = luts["size17"]
     op = Lut3d.from_red_fastest(rows, 17)
     img = ref.lut_inputs(SHAPE, *UNIT, seed=3)
-    assert_separate_destination_matches_in_place(cpu_backend, img, "lut3d", op)
+    assert_separate_destination_matches_in_place(each_backend, img, "lut3d", op)

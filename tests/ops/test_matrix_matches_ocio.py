@@ -1,4 +1,4 @@
-"""Colour matrices (3x3, 3x4, 4x4 + offsets) on the CPU backend against OpenColorIO's MatrixTransform."""
+"""Colour matrices (3x3, 3x4, 4x4 + offsets) on each backend against OpenColorIO's MatrixTransform."""
 
 from __future__ import annotations
 
@@ -72,23 +72,23 @@ def _scale(op: Matrix, rgba: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", MATRICES)
-def test_matrix_on_rgb_image_matches_ocio_with_alpha_one(cpu_backend, name):
+def test_matrix_on_rgb_image_matches_ocio_with_alpha_one(each_backend, name):
     # OCIO's applyRGB takes alpha as 1, which is NOTES §1's rule for images without alpha.
     img = ref.hdr_image((*SHAPE, 3), seed=41, nonfinite=True)
     op = _op(name)
     want = ocio_apply(_ocio(op), img)
-    got = run_color(cpu_backend, img, "matrix", op, False)
+    got = run_color(each_backend, img, "matrix", op, False)
     scale = _scale(op, np.concatenate([img, np.ones((*SHAPE, 1), np.float32)], axis=-1))[..., :3]
     assert_close(got, want, rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what=f"{name} on RGB")
 
 
 @pytest.mark.parametrize("channels", [4, 5], ids=["rgba", "rgba_plus_z"])
 @pytest.mark.parametrize("name", FOUR_BY_FOUR)
-def test_4x4_matrix_on_rgba_image_matches_ocio_rgba(cpu_backend, name, channels):
+def test_4x4_matrix_on_rgba_image_matches_ocio_rgba(each_backend, name, channels):
     img = ref.hdr_image((*SHAPE, channels), seed=43, nonfinite=True)
     op = _op(name)
     want = ocio_apply(_ocio(op), img, rgba=True)
-    got = run_color(cpu_backend, img, "matrix", op, True)
+    got = run_color(each_backend, img, "matrix", op, True)
     scale = _scale(op, img[..., :4])
     assert_close(got[..., :4], want[..., :4], rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what=name)
     assert_bits_equal(got[..., 4:], img[..., 4:], "channels after alpha must pass through the matrix")
@@ -96,19 +96,19 @@ def test_4x4_matrix_on_rgba_image_matches_ocio_rgba(cpu_backend, name, channels)
 
 @pytest.mark.parametrize("has_alpha", [True, False], ids=["has_alpha", "alpha_not_flagged"])
 @pytest.mark.parametrize("name", [n for n in MATRICES if n not in FOUR_BY_FOUR])
-def test_rgb_matrix_on_rgba_image_leaves_alpha_bit_exact(cpu_backend, name, has_alpha):
+def test_rgb_matrix_on_rgba_image_leaves_alpha_bit_exact(each_backend, name, has_alpha):
     # A 3x3 / 3x4 matrix acts on R, G, B only (NOTES §1). OCIO's 4x4 renderer computes alpha as
     # 0*r + 0*g + 0*b + a, which turns alpha NaN beside an infinite colour; oxi must leave alpha alone.
     img = ref.hdr_image((*SHAPE, 5), seed=47, nonfinite=True)
     op = _op(name)
     assert not op.touches_alpha()
     want = ocio_apply(_ocio(op), img)  # applyRGB: colour from R, G, B (and alpha = 1, times 0) only
-    got = run_color(cpu_backend, img, "matrix", op, has_alpha)
+    got = run_color(each_backend, img, "matrix", op, has_alpha)
     scale = _scale(op, np.concatenate([img[..., :3], np.ones((*SHAPE, 1), np.float32)], axis=-1))[..., :3]
     assert_close(got[..., :3], want[..., :3], rtol=RTOL, scale=scale, atol=FLT_MIN, inputs=img, what=name)
     assert_bits_equal(got[..., 3:], img[..., 3:], f"alpha and Z must pass through a {name} matrix")
 
 
-def test_matrix_into_a_separate_destination_matches_in_place(cpu_backend):
+def test_matrix_into_a_separate_destination_matches_in_place(each_backend):
     img = ref.hdr_image((*SHAPE, 5), seed=53, nonfinite=True)
-    assert_separate_destination_matches_in_place(cpu_backend, img, "matrix", _op("4x4_offset"), True)
+    assert_separate_destination_matches_in_place(each_backend, img, "matrix", _op("4x4_offset"), True)

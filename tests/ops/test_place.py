@@ -1,4 +1,4 @@
-"""Place (the pad and crop of --fit pad/fill) on the CPU backend: every value copied bit for bit (NaN payloads,
+"""Place (the pad and crop of --fit pad/fill) on each backend: every value copied bit for bit (NaN payloads,
 ±Inf, negatives, half), zeros in every channel outside the source; a piece computes what the whole does."""
 
 from __future__ import annotations
@@ -34,25 +34,25 @@ def placed(img: np.ndarray, op: Place) -> np.ndarray:
 
 @pytest.mark.parametrize("channels", [1, 3, 4, 5])
 @pytest.mark.parametrize("case", CASES)
-def test_place_copies_every_value_and_zeroes_the_rest(cpu_backend, case, channels):
+def test_place_copies_every_value_and_zeroes_the_rest(each_backend, case, channels):
     img = ref.hdr_image((*SRC, channels), seed=channels, nonfinite=True)
     op = CASES[case]
-    got = run_spatial(cpu_backend, img, "place", op, (op.height, op.width))
+    got = run_spatial(each_backend, img, "place", op, (op.height, op.width))
     assert_bits_equal(got, placed(img, op), f"place {op}")
 
 
-def test_half_pixels_stay_bit_exact_through_place(cpu_backend):
+def test_half_pixels_stay_bit_exact_through_place(each_backend):
     img = ref.hdr_image((*SRC, 4), seed=9, nonfinite=True).astype(np.float16)
     op = CASES["crop_x_pad_y"]
-    src = cpu_backend.upload([np.ascontiguousarray(img[..., c]) for c in range(4)], half=True)
-    dst = cpu_backend.allocate(op.height, op.width, 4, half=True)
-    cpu_backend.spatial(src, dst, op)
-    got = np.stack(cpu_backend.download_planes(dst, np.float16), axis=-1)
+    src = each_backend.upload([np.ascontiguousarray(img[..., c]) for c in range(4)], half=True)
+    dst = each_backend.allocate(op.height, op.width, 4, half=True)
+    each_backend.spatial(src, dst, op)
+    got = np.stack(each_backend.download_planes(dst, np.float16), axis=-1)
     np.testing.assert_array_equal(got.view(np.uint16), placed(img, op).view(np.uint16))
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_a_piece_of_place_computes_what_the_whole_does(cpu_backend, case):
+def test_a_piece_of_place_computes_what_the_whole_does(each_backend, case):
     """The planner's view: each output range reads the input range axis_step names, and the op's piece on
     that input range gives the whole result's pixels there."""
     img = ref.hdr_image((*SRC, 3), seed=4, nonfinite=True)
@@ -68,7 +68,7 @@ def test_a_piece_of_place_computes_what_the_whole_does(cpu_backend, case):
         )
         assert 0 <= sy0 < sy1 <= SRC[0] and 0 <= sx0 < sx1 <= SRC[1], "every range reads at least one row"
         piece = op.piece((SRC[0], op.height, sy0, r0, r1), (SRC[1], op.width, sx0, c0, c1))
-        got = run_spatial(cpu_backend, img[sy0:sy1, sx0:sx1], "place", piece, (r1 - r0, c1 - c0))
+        got = run_spatial(each_backend, img[sy0:sy1, sx0:sx1], "place", piece, (r1 - r0, c1 - c0))
         assert_bits_equal(got, whole[r0:r1, c0:c1], f"{case} rows {r0}:{r1} cols {c0}:{c1}")
 
 

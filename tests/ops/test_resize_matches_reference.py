@@ -1,4 +1,4 @@
-"""Resize on the CPU backend against the float64 reference (NOTES §1): every filter, up, down, thin images."""
+"""Resize on each backend against the float64 reference (NOTES §1): every filter, up, down, thin images."""
 
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ CHANNELS = {"gray": 1, "rgb": 3, "rgba": 4}
 @pytest.mark.parametrize("channels", CHANNELS)
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("filter_name", FILTERS)
-def test_resize_matches_float64_reference(cpu_backend, filter_name, case, channels):
+def test_resize_matches_float64_reference(each_backend, filter_name, case, channels):
     sw, sh, dw, dh = CASES[case]
     img = ref.hdr_image((sh, sw, CHANNELS[channels]), seed=sw * sh)
-    got = run_spatial(cpu_backend, img, "resize", Resize(dw, dh, filter_name), (dh, dw))
+    got = run_spatial(each_backend, img, "resize", Resize(dw, dh, filter_name), (dh, dw))
     want, magnitude = ref.resize(img, dw, dh, filter_name)
     assert_close(got, want, rtol=RTOL, scale=np.maximum(1.0, magnitude), what=f"{filter_name} {sw}x{sh}->{dw}x{dh}")
 
@@ -44,7 +44,7 @@ def test_resize_matches_float64_reference(cpu_backend, filter_name, case, channe
 @pytest.mark.parametrize("value", [np.nan, np.inf], ids=["nan", "inf"])
 @pytest.mark.parametrize(("case", "where"), [("up_noninteger", (11, 17)), ("down_noninteger", (0, 96))])
 @pytest.mark.parametrize("filter_name", FILTERS)
-def test_nonfinite_pixel_spreads_only_within_the_filter_footprint(cpu_backend, filter_name, case, where, value):
+def test_nonfinite_pixel_spreads_only_within_the_filter_footprint(each_backend, filter_name, case, where, value):
     # A NaN/Inf source value must reach every output whose taps give it a non-zero weight (it is not
     # hidden), may reach outputs that read it with weight 0 (0 * NaN), and nothing else. The second case
     # puts it in a corner, where clamped taps read it several times. Other channels stay finite.
@@ -52,7 +52,7 @@ def test_nonfinite_pixel_spreads_only_within_the_filter_footprint(cpu_backend, f
     y, x = where
     img = ref.hdr_image((sh, sw, 3), seed=5)
     img[y, x, 1] = value
-    got = run_spatial(cpu_backend, img, "resize", Resize(dw, dh, filter_name), (dh, dw))
+    got = run_spatial(each_backend, img, "resize", Resize(dw, dh, filter_name), (dh, dw))
     wy, ty = ref.resize_weights(sh, dh, filter_name)
     wx, tx = ref.resize_weights(sw, dw, filter_name)
     may = ty[:, y][:, None] & tx[:, x][None, :]

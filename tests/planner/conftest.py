@@ -1,11 +1,7 @@
-"""Planner fixtures: plates with HDR, NaN and Inf in every channel kind, and the GPU backend (lavapipe in CI).
-
-With OXI_REQUIRE_GPU=1 (set by .ci/run) a missing adapter fails the GPU tests instead of skipping them.
-"""
+"""Planner fixtures: plates with HDR, NaN and Inf in every channel kind, and every registered backend (lavapipe's
+GPU in CI; with OXI_REQUIRE_GPU=1, set by .ci/run, one that will not open fails the tests instead of skipping)."""
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pytest
@@ -26,27 +22,7 @@ def plate(width: int = WIDTH, height: int = HEIGHT, seed: int = 0) -> Image:
     return Image(width, height, planes, ImageMeta("exr", types, "zip", {}))
 
 
-def _gpu():
-    from oxi_cli.backends.select import get_backend
-    from oxi_cli.errors import BackendUnavailable
-
-    backend = get_backend("gpu")
-    try:
-        backend.resolve()  # type: ignore[attr-defined]
-    except BackendUnavailable as exc:
-        message = f"no GPU adapter: {exc}"
-        if os.environ.get("OXI_REQUIRE_GPU", "") not in ("", "0"):
-            pytest.fail(f"{message} (OXI_REQUIRE_GPU=1: CI must run the GPU tests)", pytrace=False)
-        pytest.skip(message)
-    return backend
-
-
-@pytest.fixture(scope="session")
-def gpu():
-    return _gpu()
-
-
-@pytest.fixture(scope="session", params=["cpu", "gpu"])
-def backend(request, cpu_backend):
-    """Each test runs on the Numba CPU backend and on the wgpu backend."""
-    return cpu_backend if request.param == "cpu" else request.getfixturevalue("gpu")
+@pytest.fixture
+def backend(each_backend):
+    """Each test runs on each registered backend (tests/conftest.py's each_backend)."""
+    return each_backend
