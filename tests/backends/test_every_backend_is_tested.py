@@ -39,7 +39,7 @@ def open_third(device, threads):
 
 
 registry.KINDS["third"] = dataclasses.replace(registry.KINDS[registry.HOST], name="third", label="Third",
-                                              opener="third_backend:open_third")
+                                              home="", opener="third_backend:open_third")
 
 
 @pytest.hookimpl(tryfirst=True)
