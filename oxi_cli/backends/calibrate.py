@@ -20,12 +20,17 @@ import oxi_cli
 from oxi_cli.backends import rates_file, registry
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp
 
-# Images tried from the smallest up, until one call takes LONG_ENOUGH_S: a software adapter blurs 256x144 in
+# Images tried from the smallest up, until a call takes LONG_ENOUGH_S: a software adapter blurs 256x144 in
 # ~0.1 s on 2 cores, an H100 needs the largest before dispatch overheads stop dominating. The CPU starts at
 # 2048x1152: on smaller images its blur ran 2.3x faster than on real plates here (they fit in the caches).
 SIZES = ((256, 144), (512, 288), (1024, 576), (2048, 1152), (4096, 2160))
 CPU_SIZES = SIZES[3:]
 LONG_ENOUGH_S = 0.02
+# A call costs a fixed part (on an H200 host an upload's submit and wait took ~12 ms whatever its size) and a part
+# that grows with the work: rates are the slope between the smallest size and one SLOPE_SPAN times slower. The
+# amount over the time of the first long-enough call made that H200 measure 0.4 GFLOP/s blurring and 23 MB/s
+# uploading at 256x144, and auto kept an 8K blur the GPU ran faster on the CPU.
+SLOPE_SPAN = 3.0
 # Time spent repeating each measurement at its size (the fastest call counts: the others met a busy host).
 TIMED_S = 0.15
 CHANNELS = 4
@@ -226,25 +231,32 @@ def _rate(
     sync: Callable[[], None],
     sizes: Sequence[tuple[int, int]],
 ) -> float:
-    """Amount per second of one call of `make(w, h)`'s function (which does that amount), on the smallest of
-    `sizes` where a call takes LONG_ENOUGH_S; the first call is not timed (buffers of a new size, caches)."""
+    """Amount per second that more work costs a call of `make(w, h)`'s function (which does that amount): the
+    slope from the smallest of `sizes` to the first size where a call takes LONG_ENOUGH_S and SLOPE_SPAN times
+    the smallest's (or the last), so what every call costs whatever its size is left out. A size's first call is
+    not timed (buffers of a new size, caches)."""
+    base: tuple[float, float] | None = None
     for w, h in sizes:
         run, amount = make(w, h)
-        if (w, h) == sizes[0]:
-            _timed(run, sync, 1)
         first = _timed(run, sync, 1)
-        if first >= LONG_ENOUGH_S or (w, h) == sizes[-1]:
-            return amount / _fastest(run, sync, first)
+        if base is None:
+            base = amount, _fastest(run, sync, _timed(run, sync, 1))
+            continue
+        if (first >= LONG_ENOUGH_S and first >= SLOPE_SPAN * base[1]) or (w, h) == sizes[-1]:
+            seconds = _fastest(run, sync, first)
+            return (amount - base[0]) / (seconds - base[1]) if seconds > base[1] else amount / seconds
     raise AssertionError("unreachable: the last size always returns")
 
 
 def _fastest(run: Callable[[], Any], sync: Callable[[], None], first: float) -> float:
-    """Seconds per call, the fastest of batches of calls repeated for about TIMED_S."""
-    best = spent = first
-    while spent < TIMED_S:
+    """Seconds per call, the fastest of batches of calls repeated for about TIMED_S, at least one batch after
+    `first` (a size's first call may build what later calls reuse: on an H200 host a blur's first 4096x2160 call
+    took 0.5 s, beyond TIMED_S, and was all that was timed)."""
+    best, spent, batches = first, first, 0
+    while spent < TIMED_S or not batches:
         n = max(1, min(8, int((TIMED_S - spent) / best)))
         took = _timed(run, sync, n)
-        best, spent = min(best, took / n), spent + took
+        best, spent, batches = min(best, took / n), spent + took, batches + 1
     return best
 
 

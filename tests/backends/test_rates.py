@@ -271,3 +271,26 @@ def test_calibrate_with_an_unwritable_cache_is_one_line_and_measures_nothing(tmp
     assert res.returncode == 1 and "Traceback" not in res.stderr
     ours = [line for line in res.stderr.splitlines() if line.startswith("oxi:")]
     assert ours == [ours[0]] and "cannot write the rates cache" in ours[0] and "XDG_CACHE_HOME" in ours[0]
+
+
+def test_a_rate_leaves_out_what_every_call_costs_and_a_sizes_first_call(monkeypatch):
+    # Calls as the H200 host's GPU made them: 12 ms each whatever the size, and 0.5 s more the first time a size
+    # is run (what later calls reuse is built then). The rate is what more work costs: 1e9 a second here.
+    from types import SimpleNamespace
+
+    from oxi_cli.backends import calibrate
+
+    clock = [0.0]
+    monkeypatch.setattr(calibrate, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    built: set[tuple[int, int]] = set()
+
+    def make(w: int, h: int):
+        amount = float(w * h)
+
+        def run() -> None:
+            clock[0] += 0.012 + amount / 1e9 + (0.0 if (w, h) in built else 0.5)
+            built.add((w, h))
+
+        return run, amount
+
+    assert calibrate._rate(make, lambda: None, calibrate.SIZES) == pytest.approx(1e9)
