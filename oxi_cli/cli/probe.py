@@ -1,4 +1,4 @@
-"""`oxi probe`: every wgpu adapter and the CPU backend, the rates `auto` weighs them by, which one it picks and why,
+"""`oxi probe`: every registered backend's devices, the rates `auto` weighs them by, which one it picks and why,
 and the CPU kernel cache (never crashes); `--calibrate` measures the rates first and caches them, `--compile`
 compiles every CPU kernel into the cache first."""
 
