@@ -228,6 +228,12 @@ def _chain(seed: int, with_alpha_matrix: bool) -> list:
     ]
 
 
+def _chain_on(backend: Any, img: np.ndarray, ops: list[Any], has_alpha: bool) -> np.ndarray:
+    src = backend.upload(img.copy())
+    backend.color_chain(src, src, ops, has_alpha)
+    return np.array(backend.download(src), dtype=np.float32)
+
+
 @pytest.mark.parametrize("nonfinite", [False, True], ids=["finite", "nan_inf"])
 @pytest.mark.parametrize(("channels", "alpha_matrix"), [(3, False), (4, False), (4, True), (5, True)],
                          ids=["rgb", "rgba", "rgba_alpha_matrix", "rgba_plus_z_alpha_matrix"])
@@ -235,13 +241,7 @@ def test_colour_chain_matches_the_host(each_accelerator, cpu_backend, channels, 
     img = ref.hdr_image((*SHAPE, channels), seed=channels, nonfinite=nonfinite)
     ops = _chain(channels, alpha_matrix)
     has_alpha = channels >= 4
-
-    def run(backend):
-        src = backend.upload(img.copy())
-        backend.color_chain(src, src, ops, has_alpha)
-        return np.array(backend.download(src), dtype=np.float32)
-
-    want, got = run(cpu_backend), run(each_accelerator)
+    want, got = (_chain_on(backend, img, ops, has_alpha) for backend in (cpu_backend, each_accelerator))
     # Seven ops deep, the CPU's and GPU's float32 roundings (fused multiply-adds, pow) compound through
     # steep curves and LUT cells: compared against the largest value the chain can produce.
     assert_close(got, want, rtol=RTOL, scale=float(np.nanmax(np.abs(want[np.isfinite(want)]))), atol=FLT_MIN,
@@ -268,13 +268,7 @@ def test_unpremultiplied_colour_chain_matches_the_host(each_accelerator, cpu_bac
     img = ref.hdr_image((*SHAPE, 4), seed=12, nonfinite=True)
     img[..., 3] = np.random.default_rng(12).choice([0.0, 1.0, 0.25, 0.7, 0.003], SHAPE).astype(np.float32)
     ops = unpremultiplied(_chain(4, alpha_matrix))
-
-    def run(backend):
-        src = backend.upload(img.copy())
-        backend.color_chain(src, src, ops, True)
-        return np.array(backend.download(src), dtype=np.float32)
-
-    want, got = run(cpu_backend), run(each_accelerator)
+    want, got = (_chain_on(backend, img, ops, True) for backend in (cpu_backend, each_accelerator))
     assert_close(got, want, rtol=RTOL, scale=float(np.nanmax(np.abs(want[np.isfinite(want)]))), atol=FLT_MIN,
                  inputs=img, what="unpremultiplied colour chain")
     zero = img[..., 3] == 0
