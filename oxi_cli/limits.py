@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from oxi_cli.host import cores
 
 # More threads than this only thrash (and OpenEXR's pool fails to start some 10000 threads): 4 per core.
 THREADS_PER_CORE = 4
@@ -10,4 +10,4 @@ MAX_JOBS = 256
 
 
 def max_threads() -> int:
-    return THREADS_PER_CORE * (os.cpu_count() or 1)
+    return THREADS_PER_CORE * cores()

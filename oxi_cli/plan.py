@@ -7,7 +7,6 @@ file's pixel types (I/O buffers) and float32 (working buffers).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 from oxi_cli.backends.base import DeviceLimits
 from oxi_cli.channels import EVERYTHING, Selection
 from oxi_cli.errors import UsageError
+from oxi_cli.host import cores
 from oxi_cli.image import PIXEL_DTYPES, Image
 from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec
@@ -411,7 +411,7 @@ class _Planner:
         possible and the image makes several of them."""
         job = self.job
         stored = job.spec.width * job.spec.height * job.in_bpp + job.out_size[0] * job.out_size[1] * job.out_bpp
-        few_cores = (os.cpu_count() or 1) <= OVERLAP_MAX_CORES
+        few_cores = cores() <= OVERLAP_MAX_CORES
         if self.whole_only is not None or stored < OVERLAP_MIN_BYTES or not few_cores:
             return None
         banded = self.bands("streaming")

@@ -12,8 +12,11 @@ import pytest
 
 from oxi_cli import host, kernel_cache
 from oxi_cli.backends import rates_file
+from oxi_cli.backends.cost import Rates, estimate
 from oxi_cli.backends.cpu.info import cpu_flags
 from oxi_cli.backends.cpu.pool import threads_for
+from oxi_cli.limits import THREADS_PER_CORE, max_threads
+from oxi_cli.ops import Blur
 
 X86 = ("processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\nflags\t\t: sse2 avx2 f16c\n\n"
        "processor\t: 1\nmodel name\t: Another CPU\nflags\t\t: sse2\n")
@@ -79,6 +82,11 @@ def test_the_cores_a_process_may_use_are_its_affinity_mask_not_the_machines():
     try:
         assert host.cores() == threads_for(None) == 1
         assert threads_for(8) == 1
+        # --threads' ceiling and auto's CPU estimate count the cores the kernels will get, not the machine's.
+        assert max_threads() == THREADS_PER_CORE
+        blur = ([Blur(5.0)], 4096, 2160, 4)
+        one_core = estimate(*blur, rates=Rates()).host_s
     finally:
         os.sched_setaffinity(0, mask)
     assert host.cores() == threads_for(None) == len(mask)
+    assert estimate(*blur, rates=Rates()).host_s == pytest.approx(one_core / len(mask))

@@ -18,6 +18,7 @@ import numpy as np
 
 import oxi_cli
 from oxi_cli.backends import rates_file, registry
+from oxi_cli.host import cores
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp
 
 # Images tried from the smallest up, until a call takes LONG_ENOUGH_S: a software adapter blurs 256x144 in
@@ -64,7 +65,7 @@ def calibrate(progress: Callable[[str], None] = lambda line: None) -> Calibratio
                              "devices": {}}
     result = Calibration(entry)
     host = registry.kind(registry.HOST)
-    progress(f"{host.title} ({os.cpu_count()} threads)")
+    progress(f"{host.title} ({cores()} threads)")
     try:
         entry["host"] = _measure(host.name, None)
     except ChildFailed as e:  # a broken Numba: nothing measured, nothing cached
@@ -166,7 +167,7 @@ def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tupl
     not their stand-ins'), what waits for its queued work, and the sizes its rates are measured at."""
     if kind == registry.HOST:
         os.environ["OXI_WAIT_FOR_KERNELS"] = "1"
-        backend = registry.kind(kind).open(None, os.cpu_count())
+        backend = registry.kind(kind).open(None, cores())
         return backend, backend.finish, CPU_SIZES
     backend = registry.kind(kind).open(int(index), None)
     return backend, backend.finish, SIZES

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from oxi_cli.backends import rates_file, registry
+from oxi_cli.host import cores as usable_cores
 from oxi_cli.ops import ColorOp, ImageOp
 from oxi_cli.ops.base import chain_size
 
@@ -194,7 +195,7 @@ def estimate(
     with `compile_s` (a job that waits for them) that many seconds more. `among`: the backends with devices to
     weigh (default: every one the rates know)."""
     rates = rates or load_rates()
-    cores = cores or os.cpu_count() or 1
+    cores = cores or usable_cores()
     work = chain_work(ops, width, height, channels)
     cold_s = _cold_seconds(ops, width, height, channels, cores, rates.host, set(cold), compile_s)
     out_w, out_h = chain_size(ops, width, height)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from oxi_cli.errors import OxiError, UsageError
+from oxi_cli.host import cores
 
 try:
     from distributed import Client, WorkerPlugin, as_completed, get_worker
@@ -63,7 +64,7 @@ def parse_address(text: str, jobs: int | None = None) -> ClusterAddress:
     text = text.strip()
     m = _LOCAL.fullmatch(text)
     if m:
-        workers = int(m.group(1)) if m.group(1) else (jobs or os.cpu_count() or 1)
+        workers = int(m.group(1)) if m.group(1) else (jobs or cores())
         if workers < 1:
             raise UsageError(f"--cluster {text}: a local cluster needs at least one worker")
         return ClusterAddress(None, workers)
@@ -108,7 +109,7 @@ class ClusterBatch(Batch):
         self.capacity = {r: max(a) for r in (MEMORY, VRAM) if (a := self._advertised(r))}
         self.budget = self._plan_budget()
         # Local workers share the cores: each one's kernels get its share, as one --jobs process would.
-        threads = self.opts.threads or (max(1, (os.cpu_count() or 1) // self.where.workers) if self.where.local
+        threads = self.opts.threads or (max(1, cores() // self.where.workers) if self.where.local
                                          else None)
         # The client's OXI_BACKEND decides, not whatever a worker was started with.
         self.backend_key = (self.opts.backend or os.environ.get("OXI_BACKEND"), self.opts.device, threads)

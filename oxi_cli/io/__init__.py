@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from oxi_cli.errors import InputError, OxiError, ProcessingError, UsageError, is_machine_failure
+from oxi_cli.host import cores
 from oxi_cli.image import Image
 from oxi_cli.io import formats
 from oxi_cli.io.atomic import atomic_output
@@ -102,4 +102,4 @@ def set_io_threads(n: int | None = None) -> None:
     """Threads for EXR decode/encode; None means one per CPU core (the default set on first use)."""
     from oxi_cli.io import exr
 
-    exr.set_threads(n if n else os.cpu_count() or 1)
+    exr.set_threads(n if n else cores())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import OpenEXR
 
 from oxi_cli.colour_tags import COLOUR_KEYS, ColourTag
 from oxi_cli.errors import InputError, UsageError
+from oxi_cli.host import cores
 from oxi_cli.image import Image, ImageMeta
 from oxi_cli.io import exr_chunks
 from oxi_cli.io.common import ImageSpec, cast_plane, check_readable, one_line, ordered_channels, pixel_type_of
@@ -58,7 +58,7 @@ def set_threads(n: int) -> None:
     exr_chunks.set_threads(n)
 
 
-set_threads(os.cpu_count() or 1)
+set_threads(cores())
 
 
 def parse_compression(text: str) -> tuple[str, float | None]:

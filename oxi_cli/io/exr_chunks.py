@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from oxi_cli.errors import InputError, ProcessingError
+from oxi_cli.host import cores
 
 # Scanlines per chunk of the codecs handled here (OpenEXR's ImfCompression.h).
 LINES_PER_CHUNK = {"none": 1, "zips": 1, "zip": 16}
@@ -137,7 +138,7 @@ def _scratch(nbytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, bytearray
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_SIZE = 0
-_THREADS = max(1, os.cpu_count() or 1)
+_THREADS = cores()
 _LOCK = threading.Lock()
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oxi_cli.host import cores
 from oxi_cli.service import paths, protocol
 
 SERVICE_IDLE = 900.0  # seconds without a job before the service exits (OXI_SERVER_IDLE overrides)
@@ -36,7 +37,7 @@ PRELOAD = (
 
 
 def max_workers() -> int:
-    return max(4, 2 * (os.cpu_count() or 1))
+    return max(4, 2 * cores())
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -18,11 +17,12 @@ import wgpu
 from oxi_cli.backends.base import adoptable
 from oxi_cli.backends.gpu.context import ALIGN, GpuImage, gpu_errors, round_up
 from oxi_cli.errors import ProcessingError
+from oxi_cli.host import cores
 
 # Host copies to and from mapped staging memory run in pieces on several threads (numpy releases the GIL):
 # one core's memcpy (~10 GB/s) would otherwise cap the transfer rate.
 COPY_PIECE = 1 << 20  # values: a staging chunk is copied in 8 to 32 pieces
-COPY_THREADS = min(8, os.cpu_count() or 1)
+COPY_THREADS = min(8, cores())
 
 
 class Transfers:
