@@ -93,7 +93,7 @@ def backend_for(asked: str | Backend | None, ops: Sequence[Any], width: int, hei
     if kind != "auto":
         return held(kind)
     choice = auto_choice()  # the CPU at once where no GPU device node exists
-    if choice.adapter is None:
+    if choice.device is None:
         return held(HOST)
-    estimate = Workload(ops, width, height, channels, bytes_per_sample).estimate(None, choice.adapter)
-    return held(choice.kind, choice.adapter) if estimate.faster == choice.kind else held(HOST)
+    estimate = Workload(ops, width, height, channels, bytes_per_sample).estimate(None, choice.device)
+    return held(choice.kind, choice.device) if estimate.faster == choice.kind else held(HOST)

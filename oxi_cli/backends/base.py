@@ -41,6 +41,13 @@ class DeviceLimits:
     runtime_bytes: int = CPU_RUNTIME_BYTES
 
 
+def host_label() -> str:
+    """The host as --json names the device a job ran on, known without opening its backend."""
+    import platform
+
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+
+
 def host_limits() -> DeviceLimits:
     """The machine's RAM seen as a device: what the CPU backend offers, known without importing Numba."""
     page = os.sysconf("SC_PAGE_SIZE")
@@ -126,6 +133,11 @@ class Backend(Protocol):
     """
 
     name: str
+
+    @property
+    def device_label(self) -> str:
+        """What it computes on, as a file's --json record names it ("NVIDIA H200 (Vulkan)")."""
+        ...
 
     def limits(self) -> DeviceLimits: ...
 

@@ -25,7 +25,7 @@ class Choice:
     """What `auto` (or an explicit kind) resolves to, and the one-line reason `oxi probe` prints."""
 
     kind: str  # a registered backend's name
-    adapter: int | None
+    device: int | None  # its device's index (--device), None for the host
     reason: str
 
 
@@ -343,8 +343,8 @@ def hold_device() -> None:
 
     def open_auto() -> None:
         with contextlib.suppress(Exception):  # a job that asks for the device reports any failure itself
-            if devices_possible() and (choice := auto_choice()).adapter is not None:
-                registry.kind(choice.kind).open(choice.adapter, None)
+            if devices_possible() and (choice := auto_choice()).device is not None:
+                registry.kind(choice.kind).open(choice.device, None)
 
     threading.Thread(target=open_auto, name="oxi-hold-device", daemon=True).start()
 

@@ -478,7 +478,7 @@ def _device_memory() -> int | None:
         if not devices_possible():
             return None
         choice = auto_choice()
-        if choice.adapter is None or not registry.kind(choice.kind).own_memory:
+        if choice.device is None or not registry.kind(choice.kind).own_memory:
             return None
         backend, _ = worker_backend((None, None, None))
         return int(backend.limits().usable_memory) if registry.kind(backend.name).own_memory else None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
 from oxi_cli.backends import registry
+from oxi_cli.backends.base import host_label
 
 
 class SerializedBackend:
@@ -34,10 +34,8 @@ class SerializedBackend:
 
 
 def device_name(raw: Any) -> str:
-    """What a backend computes on, as --json's `device` names it: its GPU adapter, or this host's processor."""
-    adapter = getattr(raw, "adapter", None) if registry.kind(raw.name).devices else None
-    if adapter is not None:
-        return f"{adapter.name} ({adapter.api})"
-    import platform
-
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    """What a backend computes on, as --json's `device` names it: a backend with devices says which (opening it),
+    the host is described without opening it (a job with nothing to compute never loads its kernels)."""
+    if registry.kind(raw.name).devices:
+        return str(raw.device_label)
+    return host_label()

@@ -25,9 +25,9 @@ def collect() -> dict[str, Any]:
     devices: list[dict[str, Any]] = []
     for kind in sorted(registry.KINDS.values(), key=lambda k: k.name == registry.HOST):
         for d in kind.describe(problems):
-            d["auto"] = choice.kind == kind.name and choice.adapter == d.get("index")
+            d["auto"] = choice.kind == kind.name and choice.device == d.get("index")
             devices.append(d)
-    auto = {"backend": choice.kind, "device": choice.adapter, "reason": choice.reason}
+    auto = {"backend": choice.kind, "device": choice.device, "reason": choice.reason}
     if env in registry.KINDS:
         auto["overridden_by"] = f"OXI_BACKEND={env}"
     return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "bytecode": bytecode_report(),

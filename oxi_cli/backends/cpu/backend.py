@@ -8,7 +8,7 @@ from types import ModuleType
 
 import numpy as np
 
-from oxi_cli.backends.base import DeviceLimits, ImageOpTable, adoptable, host_limits
+from oxi_cli.backends.base import DeviceLimits, ImageOpTable, adoptable, host_label, host_limits
 from oxi_cli.backends.cpu import cold, numpy_ops
 from oxi_cli.backends.cpu.half_floats import bits, half_in_hardware
 from oxi_cli.backends.cpu.pool import run_blocks, split, threads_for
@@ -71,6 +71,10 @@ class CpuBackend:
         self._requested = threads
         self._threads: int | None = None
         self.wait_for_kernels = cold.waits() if wait_for_kernels is None else wait_for_kernels
+
+    @property
+    def device_label(self) -> str:
+        return host_label()
 
     @property
     def threads(self) -> int:

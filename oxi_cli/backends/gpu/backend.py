@@ -115,6 +115,10 @@ class WgpuBackend(Transfers, ImageOps):
         img._recycle.atexit = False
         return img
 
+    @property
+    def device_label(self) -> str:
+        return f"{self.adapter.name} ({self.adapter.api})"
+
     @gpu_errors
     def finish(self) -> None:
         """Wait until every submitted command has run (reading a buffer waits for the queue; wgpu-py 0.32's
