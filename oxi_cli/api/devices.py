@@ -21,12 +21,12 @@ class Backend:
 
     @property
     def kind(self) -> str:
-        """What was asked for: "auto", "cpu" or "gpu"."""
+        """What was asked for: "auto" or a backend's name ("cpu", "gpu")."""
         return self._kind
 
     @property
     def name(self) -> str:
-        """What it computes on: "cpu" or "gpu"."""
+        """What it computes on: a backend's name ("cpu", "gpu")."""
         return str(self._raw.name)
 
     @property
@@ -71,7 +71,7 @@ _HOLDING = threading.Lock()
 
 
 def held(kind: str, device: int | None = None, threads: int | None = None) -> Backend:
-    """The Backend for a resolved kind ("cpu" or "gpu"), opened on first use and kept."""
+    """The Backend for a resolved kind (a backend's name), opened on first use and kept."""
     key = (kind, device, threads)
     with _HOLDING:
         backend = _HELD.get(key)
@@ -83,17 +83,18 @@ def held(kind: str, device: int | None = None, threads: int | None = None) -> Ba
 def backend_for(asked: str | Backend | None, ops: Sequence[Any], width: int, height: int, channels: int,
                 bytes_per_sample: int) -> Backend:
     """The backend one in-memory job runs on: the one given, or by kind; `auto` (and None) weighs the job as the
-    command weighs a file (backends/select.py, cost.py): the CPU unless a hardware GPU is estimated faster."""
+    command weighs a file (backends/select.py, cost.py): the host unless a device is estimated faster."""
     if isinstance(asked, Backend):
         return asked
     from oxi_cli.backends.registry import HOST
-    from oxi_cli.backends.select import Workload, auto_choice, resolve_kind
+    from oxi_cli.backends.select import Workload, devices_possible, first_with_device, ranked, resolve_kind
 
     kind = resolve_kind(asked)
     if kind != "auto":
         return held(kind)
-    choice = auto_choice()  # the CPU at once where no GPU device node exists
-    if choice.device is None:
+    present = devices_possible()  # none at once where no device node exists
+    if not present:
         return held(HOST)
-    estimate = Workload(ops, width, height, channels, bytes_per_sample).estimate(None, choice.device)
-    return held(choice.kind, choice.device) if estimate.faster == choice.kind else held(HOST)
+    estimate = Workload(ops, width, height, channels, bytes_per_sample).estimate(None, among=present)
+    found = first_with_device(ranked(estimate))
+    return held(*found) if found is not None else held(HOST)

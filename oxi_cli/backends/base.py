@@ -107,7 +107,7 @@ class Selected(Protocol):
 
 class HostOnly:
     """Stands in for a backend when a chain has nothing to compute (a copy or re-encode): plans it without
-    waiting for a GPU that will never be used."""
+    waiting for a device that will never be used."""
 
     name = HOST
     reason = ""

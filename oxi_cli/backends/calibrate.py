@@ -18,6 +18,7 @@ import numpy as np
 
 import oxi_cli
 from oxi_cli.backends import rates_file, registry
+from oxi_cli.backends.cpu.cold import WAIT_ENV
 from oxi_cli.host import cores
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp
 
@@ -32,6 +33,7 @@ LONG_ENOUGH_S = 0.02
 # amount over the time of the first long-enough call made that H200 measure 0.4 GFLOP/s blurring and 23 MB/s
 # uploading at 256x144, and auto kept an 8K blur the GPU ran faster on the CPU.
 SLOPE_SPAN = 3.0
+SLOPE_FLOOR = 1.5
 # Time spent repeating each measurement at its size (the fastest call counts: the others met a busy host).
 TIMED_S = 0.15
 CHANNELS = 4
@@ -80,7 +82,7 @@ def calibrate(progress: Callable[[str], None] = lambda line: None) -> Calibratio
 def _measure_devices(kind: registry.BackendKind, host_start_s: float, progress: Callable[[str], None],
                      problems: list[str]) -> dict[str, Any]:
     """A backend's devices, each measured, and which of those measured `auto` and the backend forced open."""
-    noun = kind.devices.removeprefix("a ")
+    noun = kind.device_noun
     try:
         devices, auto, forced = kind.list_devices()
     except Exception as e:  # no library, no loader: the host's rates still count
@@ -166,7 +168,7 @@ def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tupl
     """The backend as a job opens it (the host's with every core, waiting for its kernels: their rates count,
     not their stand-ins'), what waits for its queued work, and the sizes its rates are measured at."""
     if kind == registry.HOST:
-        os.environ["OXI_WAIT_FOR_KERNELS"] = "1"
+        os.environ[WAIT_ENV] = "1"
         backend = registry.kind(kind).open(None, cores())
         return backend, backend.finish, CPU_SIZES
     backend = registry.kind(kind).open(int(index), None)
@@ -233,19 +235,22 @@ def _rate(
     sizes: Sequence[tuple[int, int]],
 ) -> float:
     """Amount per second that more work costs a call of `make(w, h)`'s function (which does that amount): the
-    slope from the smallest of `sizes` to the first size where a call takes LONG_ENOUGH_S and SLOPE_SPAN times
-    the smallest's (or the last), so what every call costs whatever its size is left out. A size's first call is
-    not timed (buffers of a new size, caches)."""
+    slope from the smallest of `sizes` to the first size whose calls take LONG_ENOUGH_S and SLOPE_SPAN times the
+    smallest's (or the last), so what every call costs whatever its size is left out. A size is judged by its
+    fastest call, never by its first (which builds what later calls reuse); where even the last size's calls
+    are not SLOPE_FLOOR times the smallest's, the difference is too small to trust and the amount over the time
+    stands instead."""
     base: tuple[float, float] | None = None
     for w, h in sizes:
         run, amount = make(w, h)
-        first = _timed(run, sync, 1)
+        seconds = _fastest(run, sync, _timed(run, sync, 1))
         if base is None:
-            base = amount, _fastest(run, sync, _timed(run, sync, 1))
+            base = amount, seconds
             continue
-        if (first >= LONG_ENOUGH_S and first >= SLOPE_SPAN * base[1]) or (w, h) == sizes[-1]:
-            seconds = _fastest(run, sync, first)
-            return (amount - base[0]) / (seconds - base[1]) if seconds > base[1] else amount / seconds
+        if (seconds >= LONG_ENOUGH_S and seconds >= SLOPE_SPAN * base[1]) or (w, h) == sizes[-1]:
+            if seconds >= SLOPE_FLOOR * base[1]:
+                return (amount - base[0]) / (seconds - base[1])
+            return amount / seconds
     raise AssertionError("unreachable: the last size always returns")
 
 

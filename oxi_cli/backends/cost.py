@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,10 +241,10 @@ def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, cha
     return extra / cores
 
 
-def load_rates(device: int | None = None, any_kind: bool = False) -> Rates:
+def load_rates(picked: Mapping[str, int] | None = None, any_kind: bool = False) -> Rates:
     """This host's rates from the cache, else the defaults (never raises). Each backend with devices gets those of
-    its device `device`, else of the one `auto` would open (hardware), or with `any_kind` of the one that backend
-    forced would (software devices included)."""
+    the device `picked` gives it (--device), else of the one `auto` would open (hardware), or with `any_kind` of
+    the one that backend forced would (software devices included)."""
     entry, note = cached_entry()
     if entry is None:
         return Rates(note=note)
@@ -253,7 +253,7 @@ def load_rates(device: int | None = None, any_kind: bool = False) -> Rates:
         devices = {}
         for kind in registry.with_devices():
             measured = entry["devices"].get(kind.name) or {"list": [], "auto": None, "any": None}
-            index = device if device is not None else measured["any" if any_kind else "auto"]
+            index = (picked or {}).get(kind.name, measured["any" if any_kind else "auto"])
             record = next((r for r in measured["list"] if r["index"] == index), None)
             devices[kind.name] = DeviceRates() if record is None else _device_rates(record)
         return Rates(HostRates(_rate(host, "flops_per_core"), _rate(host, "color_flops_per_core")), devices,

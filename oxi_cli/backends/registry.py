@@ -89,6 +89,11 @@ class BackendKind:
             return [], None, None
         return self.role("lister")()  # type: ignore[no-any-return]
 
+    @property
+    def device_noun(self) -> str:
+        """What one of its devices is called ("GPU adapter")."""
+        return self.devices.removeprefix("a ")
+
     def failed(self, error: BaseException) -> BackendUnavailable:
         """The one line for a backend that raised something unforeseen while it opened."""
         return BackendUnavailable(f"{self.title} failed to start: {type(error).__name__}: {error}; {self.start_hint}")
@@ -110,5 +115,6 @@ def kind(name: str) -> BackendKind:
 
 
 def with_devices() -> list[BackendKind]:
-    """The backends besides the host, in the order `auto` prefers them on a tie: what it weighs against the host."""
-    return [k for k in KINDS.values() if k.name != HOST]
+    """The backends with devices to pick among, in the order `auto` prefers them on a tie: what it weighs against
+    the host."""
+    return [k for k in KINDS.values() if k.devices and k.name != HOST]

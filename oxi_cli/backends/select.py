@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,8 @@ _EARLY: dict[tuple[str, int | None], DeferredBackend] = {}
 
 
 def open_early(argv: Sequence[str]) -> None:
-    """Start opening the GPU at once when this command line will use one: call it first thing in the CLI.
+    """Start opening a device at once when this command line names one (a backend with devices, or --device):
+    call it first thing in the CLI.
 
     wgpu's start (~0.75 s on an H200: header parsing, the Vulkan driver, the device) then overlaps the
     CLI's own imports and argument handling as well as the input's decoding. Reads --backend / --device
@@ -47,7 +48,7 @@ def open_early(argv: Sequence[str]) -> None:
     except (UsageError, ValueError):
         return
     if resolved == registry.HOST or (resolved == "auto" and index is None):
-        return  # auto weighs each job first (get_backend's `job`): opening a GPU it may not pick costs a core
+        return  # auto weighs each job first (get_backend's `job`): opening a device it may not pick costs a core
     _EARLY[(resolved, index)] = _deferred(resolved, index, None)
 
 
@@ -66,37 +67,61 @@ def get_backend(
     kind, or device `device` (`cpu`: the Numba backend with `threads`).
 
     The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an H200,
-    importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, with
-    `gpu`, a missing adapter or a device that fails to open raises BackendUnavailable; with `auto` it is
-    reported on stderr and the CPU backend is used. `needed=False` (nothing to compute, e.g. a copy): the CPU
-    backend then opens only if something uses it. Its `reason` says why this backend; with a `job`, its
-    `estimate` holds both backends' estimated seconds (forced kinds included: --plan shows them).
+    importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, for a backend
+    named, a missing device or one that fails to open raises BackendUnavailable; with `auto` it is reported on
+    stderr and the host backend is used. `needed=False` (nothing to compute, e.g. a copy): the host backend then
+    opens only if something uses it. Its `reason` says why this backend; with a `job`, its `estimate` holds every
+    backend's estimated seconds (forced kinds included: --plan shows them).
     """
     kind = resolve_choice(kind, device)
     present = devices_possible() if kind == "auto" and device is None and needed else []
-    # The device estimated is the one that would run: auto's hardware device, else what its backend forced opens.
-    estimate = job.estimate(threads, device, any_kind=not present, among=present or None) if (
+    # The device estimated is the one that would run: --device's, auto's hardware one, or what a backend forced
+    # opens.
+    estimate = job.estimate(threads, _picked(kind, device), any_kind=not present, among=present or None) if (
         job is not None and needed) else None
     weighed = estimate if present else None
-    backend, why = _choose(kind, device, threads, needed, weighed)
+    backend, why = _choose(kind, device, threads, needed, present, weighed)
     backend.reason, backend.estimate, backend.weighed = why, estimate, weighed
     return backend  # type: ignore[return-value]
 
 
-def auto_candidates(chosen: DeferredBackend, threads: int | None) -> dict[str, DeferredBackend]:
-    """The backends a batch times (batch/trial.py), by name, the host first: `chosen`, auto's pick by estimate,
-    and the others it weighed, opening in the background now. A device that will not open stands in as the
-    host."""
-    picked = chosen.weighed.faster if chosen.weighed is not None else registry.HOST
-    weighed = chosen.weighed.seconds if chosen.weighed is not None else {registry.HOST: 0.0}
+def _picked(kind: str, device: int | None) -> dict[str, int]:
+    """--device's index by the backend it picks among: the one named, or with auto the first with devices."""
+    return {} if device is None else {kind if kind != "auto" else device_backend(): device}
+
+
+def ranked(estimate: Any) -> list[str]:
+    """Backend names, the fastest by `estimate` first (the host first of equals)."""
+    seconds = estimate.seconds
+    return sorted(seconds, key=seconds.__getitem__)
+
+
+def first_with_device(names: Sequence[str]) -> tuple[str, int] | None:
+    """The first of `names` (best first) with a device `auto` would use, and its index; None when the host comes
+    first or none has one."""
+    for name in names:
+        if name == registry.HOST:
+            return None
+        index, _ = registry.kind(name).auto_device()
+        if index is not None:
+            return name, index
+    return None
+
+
+def auto_candidates(chosen: DeferredBackend, threads: int | None, names: Sequence[str]) -> dict[str, DeferredBackend]:
+    """The backends `names` for a batch to time (batch/trial.py), by name: `chosen` (auto's pick by estimate)
+    where it is one of them, the others opening in the background now. A device that will not open stands in
+    as the host."""
+    picked = chosen.weighed.faster if chosen.weighed is not None else None
     return {name: chosen if name == picked else _deferred_cpu(threads) if name == registry.HOST else
-            _deferred_auto(name, threads) for name in weighed}
+            _deferred_first([name], threads) for name in names}
 
 
 def _choose(
-    kind: str, device: int | None, threads: int | None, needed: bool, weighed: Any
+    kind: str, device: int | None, threads: int | None, needed: bool, present: list[str], weighed: Any
 ) -> tuple[DeferredBackend, str]:
-    """The backend for a resolved kind and why; `weighed`: the estimate auto decides by, when it may pick a GPU."""
+    """The backend for a resolved kind and why; `present`: the backends auto may find a device of; `weighed`: the
+    estimate auto decides by among them and the host."""
     host = registry.kind(registry.HOST).label
     if kind == registry.HOST:
         return _deferred_cpu(threads, needed), f"the {host}, as --backend {kind} (or OXI_BACKEND) asks"
@@ -111,24 +136,23 @@ def _choose(
         return _deferred(kind, device, threads), forced
     if not needed:  # nothing to compute (a copy): opening a device in the background only competes with decoding
         return _deferred_cpu(threads, needed), "auto: nothing to compute"
-    present = devices_possible()
     if not present:
         labels = " or ".join(k.label for k in registry.with_devices())
         return _deferred_cpu(threads, needed), f"auto: the {host}, no {labels} device on this machine"
     if weighed is None:
-        first = present[0]
-        why = f"auto: the best {registry.kind(first).label}, if one opens (no job to weigh)"
-        return _deferred_auto(first, threads), why
-    if weighed.faster == registry.HOST:
+        why = f"auto: the best {registry.kind(present[0]).label}, if one opens (no job to weigh)"
+        return _deferred_first(present, threads), why
+    order = ranked(weighed)
+    if order[0] == registry.HOST:
         return _deferred_cpu(threads, needed), f"auto: the {host}, estimated faster"
-    faster = weighed.faster
-    return _deferred_auto(faster, threads), f"auto: a {registry.kind(faster).label} if one opens, estimated faster"
+    why = f"auto: a {registry.kind(order[0]).label} if one opens, estimated faster"
+    return _deferred_first(order, threads), why
 
 
 @dataclass(frozen=True)
 class Workload:
     """What `auto` weighs: the chain and the first image's size, channels and bytes per sample, and how many
-    files alike the process will run (a batch opens the GPU once)."""
+    files alike the process will run (a batch opens a device once)."""
 
     ops: Sequence[Any]
     width: int
@@ -137,19 +161,19 @@ class Workload:
     bytes_per_sample: int
     files: int = 1
 
-    def estimate(self, threads: int | None, device: int | None = None, any_kind: bool = False,
+    def estimate(self, threads: int | None, picked: Mapping[str, int] | None = None, any_kind: bool = False,
                  among: Sequence[str] | None = None) -> Any:
-        """Each backend's seconds with this host's rates (cost.load_rates: device `device`, else auto's, or with
-        `any_kind` the one the backend forced would open), the host's with what its kernels not compiled yet
-        cost this job (cpu/cold.py); `among`: the backends with devices to weigh (default: all)."""
+        """Each backend's seconds with this host's rates (cost.load_rates: the device `picked` gives it, else
+        auto's, or with `any_kind` the one the backend forced would open), the host's with what its kernels not
+        compiled yet cost this job (cpu/cold.py); `among`: the backends with devices to weigh (default: all)."""
         from oxi_cli.backends.cost import estimate, load_rates
         from oxi_cli.backends.cpu.cold import cold_modules, expected_seconds, waits
 
         cold = cold_modules(self.ops)
         compile_s = expected_seconds(cold) if cold and waits() else None
         return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
-                        rates=load_rates(device, any_kind), files=self.files, cold=cold, compile_s=compile_s,
-                        held=held_kinds(device), among=among)
+                        rates=load_rates(picked, any_kind), files=self.files, cold=cold, compile_s=compile_s,
+                        held=held_kinds(picked), among=among)
 
 
 def _deferred_cpu(threads: int | None, needed: bool = True) -> DeferredBackend:
@@ -162,16 +186,16 @@ def _deferred(kind: str, device: int | None, threads: int | None) -> DeferredBac
     """Backend `kind` (a name: no fallback), or with auto its --device `device`, falling back to the host."""
     if kind != "auto":
         return DeferredBackend(lambda: registry.kind(kind).open(device, None), fallback=None, name=kind)
-    picks = device_kind()
+    picks = device_backend()
     return DeferredBackend(lambda: registry.kind(picks).open(device, None), fallback=lambda: _cpu(threads))
 
 
-def _deferred_auto(kind: str, threads: int | None) -> DeferredBackend:
-    """Backend `kind`'s device for auto, if it has one that opens, else the host."""
+def _deferred_first(names: Sequence[str], threads: int | None) -> DeferredBackend:
+    """For auto: the device of the first of `names` (best first) that has one it would use, else the host."""
 
     def open_auto() -> Backend | None:
-        index, _ = registry.kind(kind).auto_device()
-        return None if index is None else registry.kind(kind).open(index, None)
+        found = first_with_device(names)
+        return None if found is None else registry.kind(found[0]).open(found[1], None)
 
     return DeferredBackend(open_auto, fallback=lambda: _cpu(threads))
 
@@ -192,7 +216,7 @@ class DeferredBackend:
     waits for it, then forwards to it.
 
     `open_backend` returns the backend, or None to take `fallback`; when it raises, `fallback` (auto) is used
-    after a warning, or, without one (--backend gpu or cpu), the error is raised to whoever touches it.
+    after a warning, or, without one (a backend named by --backend), the error is raised to whoever touches it.
     A `name` known in advance is answered without waiting (a job with nothing to compute only reports it).
     """
 
@@ -205,8 +229,8 @@ class DeferredBackend:
     ) -> None:
         self._name = name
         self.reason = ""  # why this backend (get_backend)
-        self.estimate: Any = None  # both backends' estimated seconds (cost.Estimate), when a job was weighed
-        self.weighed: Any = None  # the estimate when `auto` chose by it between the CPU and a hardware GPU
+        self.estimate: Any = None  # every backend's estimated seconds (cost.Estimate), when a job was weighed
+        self.weighed: Any = None  # the estimate when `auto` chose by it among the host and the devices present
         self._fallback = fallback
         self.fell_back = False  # a failure mid-job switched it to the fallback (fall_back)
         self._backend: Backend | None = None
@@ -228,7 +252,7 @@ class DeferredBackend:
             self._done.set()
 
     def resolve(self) -> Backend:
-        """The backend in effect, waiting for the GPU to open if it has not yet."""
+        """The backend in effect, waiting for it to open if it has not yet."""
         with self._lock:
             if self._backend is None:
                 if self._open_backend is not None:  # not started (start=False): open here, on first use
@@ -253,8 +277,8 @@ class DeferredBackend:
         return registry.kind(self._name or registry.HOST).failed(error)
 
     def fall_back(self, error: BaseException) -> Backend:
-        """After a GPU failure mid-job (GpuFailure): with `auto`, warn and switch to the CPU backend for good,
-        returning it so the caller can redo the job; with `gpu`, raise `error` again.
+        """After a device failure mid-job (GpuFailure): with `auto`, warn and switch to the host backend for good,
+        returning it so the caller can redo the job; for a backend named, raise `error` again.
         """
         if self._fallback is None:
             raise error
@@ -266,7 +290,7 @@ class DeferredBackend:
 
     @property
     def ready(self) -> bool:
-        """Whether the background open has finished (never waits): reporting can skip a GPU no job used."""
+        """Whether the background open has finished (never waits): reporting can skip a device no job used."""
         return self._done.is_set()
 
     @property
@@ -282,7 +306,7 @@ class DeferredBackend:
 
 
 def resolve_kind(kind: str | None) -> str:
-    """An explicit cpu/gpu wins; `auto` or None defers to OXI_BACKEND, then means auto."""
+    """A backend named wins; `auto` or None defers to OXI_BACKEND, then means auto."""
     kind = (kind or "auto").strip().lower()
     if kind == "auto":
         kind = (os.environ.get("OXI_BACKEND") or "auto").strip().lower()
@@ -294,7 +318,7 @@ def resolve_kind(kind: str | None) -> str:
 
 
 def resolve_choice(kind: str | None, device: int | None) -> str:
-    """The kind in effect (resolve_kind) checked against the adapter asked for: the one place that rule lives,
+    """The kind in effect (resolve_kind) checked against the device asked for: the one place that rule lives,
     for the command's options and for a Python caller's open_backend alike."""
     kind = resolve_kind(kind)
     if kind != "auto" and device is not None and not registry.kind(kind).devices:
@@ -303,7 +327,7 @@ def resolve_choice(kind: str | None, device: int | None) -> str:
     return kind
 
 
-def device_kind() -> str:
+def device_backend() -> str:
     """The backend --device picks a device of with `auto`: the first with devices."""
     return registry.with_devices()[0].name
 
@@ -313,7 +337,7 @@ def auto_choice(device: int | None = None, thorough: bool = False) -> Choice:
     weigh against the host (each job then goes to it or to the host by estimated cost), else the host and why;
     `thorough` (`oxi probe`) looks for devices even where no device node shows, to say which were found."""
     if device is not None:
-        return Choice(device_kind(), device, f"--device {device} was asked for")
+        return Choice(device_backend(), device, f"--device {device} was asked for")
     reasons = []
     for kind in registry.with_devices():
         index, why = kind.auto_device(thorough)
@@ -324,9 +348,12 @@ def auto_choice(device: int | None = None, thorough: bool = False) -> Choice:
     return Choice(registry.HOST, None, "; ".join(reasons))
 
 
-def held_kinds(device: int | None = None) -> set[str]:
-    """The backends whose device `device` (any device for None) this process holds open from an earlier job."""
-    return {k.name for k in registry.with_devices() if (held := k.held()) and (device is None or device in held)}
+def held_kinds(picked: Mapping[str, int] | None = None) -> set[str]:
+    """The backends this process holds a device of from an earlier job: the one `picked` names for a backend
+    (--device), else any of its devices."""
+    picked = picked or {}
+    return {k.name for k in registry.with_devices()
+            if (held := k.held()) and (k.name not in picked or picked[k.name] in held)}
 
 
 def held_devices() -> list[str]:
@@ -335,18 +362,24 @@ def held_devices() -> list[str]:
 
 
 def hold_device() -> None:
-    """For a long-lived process (a service worker): open the device `auto` would use, in the background, so the
-    jobs that follow weigh it as started (no device-opening cost) and find it ready. Nothing where no backend
-    has a device here, or one is already open."""
-    if held_kinds() or os.environ.get("OXI_BACKEND", "auto").strip().lower() == registry.HOST:
+    """For a long-lived process (a service worker): open the device its jobs will use, in the background, so
+    they weigh it as started (no device-opening cost) and find it ready: that of the backend OXI_BACKEND names,
+    or auto's. Nothing for the host, where no backend has a device here, or when one is held already."""
+    try:
+        kind = resolve_kind(None)
+    except UsageError:  # a bad OXI_BACKEND: each job reports it
+        return
+    if held_kinds() or (kind != "auto" and not registry.kind(kind).devices):
         return
 
-    def open_auto() -> None:
+    def open_it() -> None:
         with contextlib.suppress(Exception):  # a job that asks for the device reports any failure itself
-            if devices_possible() and (choice := auto_choice()).device is not None:
+            if kind != "auto":
+                registry.kind(kind).open(None, None)
+            elif devices_possible() and (choice := auto_choice()).device is not None:
                 registry.kind(choice.kind).open(choice.device, None)
 
-    threading.Thread(target=open_auto, name="oxi-hold-device", daemon=True).start()
+    threading.Thread(target=open_it, name="oxi-hold-device", daemon=True).start()
 
 
 def devices_possible() -> list[str]:

@@ -29,7 +29,7 @@ class Job:
     footprint: Footprint | None = None
     plan: Any = None
     thread: threading.Thread | None = None
-    backend: Any = None  # the raw backend this file runs on (a trial hands out both); None: the batch's
+    backend: Any = None  # the raw backend this file runs on (a trial hands out each candidate); None: the batch's
     slot: int | None = None  # its place in the trial, if any
     codec: str | None = None  # --compression / --quality for its output's format, checked once (plan_jobs)
 

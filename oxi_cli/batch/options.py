@@ -93,14 +93,14 @@ def check_device(opts: BatchOptions, chain: Any) -> None:
     """--device N / a --backend with devices must name a device that exists even when the job has nothing to
     compute (a copy never opens the device, which is where the index is checked otherwise)."""
     from oxi_cli.backends import registry
-    from oxi_cli.backends.select import device_kind, resolve_choice
+    from oxi_cli.backends.select import device_backend, resolve_choice
 
     kind = resolve_choice(opts.backend, opts.device)
     picks_device = kind != "auto" and bool(registry.kind(kind).devices)
     if chain.computes_anything() or (opts.device is None and not picks_device):
         return
-    backend = registry.kind(kind if kind != "auto" else device_kind())
-    noun = backend.devices.removeprefix("a ")
+    backend = registry.kind(kind if kind != "auto" else device_backend())
+    noun = backend.device_noun
     try:
         devices, _, _ = backend.list_devices()
     except Exception as e:  # no library, no loader: the device asked for is not there

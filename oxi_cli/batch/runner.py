@@ -26,7 +26,7 @@ from oxi_cli.batch.progress import Reporter
 from oxi_cli.batch.report import BatchReport, FileRecord
 from oxi_cli.batch.schedule import Footprint, Scheduler, admitted, memory_budget
 from oxi_cli.batch.shared_backend import SerializedBackend, device_name
-from oxi_cli.batch.trial import Trial, worth_timing
+from oxi_cli.batch.trial import Trial, timed_candidates, worth_timing
 from oxi_cli.errors import (
     BackendUnavailable,
     GpuFailure,
@@ -219,7 +219,7 @@ class Batch:
         self.backend = self._serialize(self.raw_backend)
         weighed = self.raw_backend.weighed
         if self.scheduler_jobs == 1 and not self.opts.plan_only and worth_timing(weighed, job and job.files):
-            self.trial = Trial(auto_candidates(self.raw_backend, self.opts.threads))
+            self.trial = Trial(auto_candidates(self.raw_backend, self.opts.threads, timed_candidates(weighed)))
         vram = None
         # Only with several jobs does the device's memory decide anything (asking waits for the GPU to open).
         if self.scheduler_jobs > 1 and registry.kind(self.backend.name).own_memory:
@@ -421,8 +421,8 @@ class Batch:
             self.done.put(job.index)
 
     def _process(self, job: Job, progress: RowsDone) -> Any:
-        """process_file(); after a GPU failure mid-file, `auto` warns, switches to the CPU for the rest of
-        the batch and redoes this file there (DeferredBackend.fall_back); `--backend gpu` fails the file."""
+        """process_file(); after a device failure mid-file, `auto` warns, switches to the host for the rest of
+        the batch and redoes this file there (DeferredBackend.fall_back); a backend named fails the file."""
         raw = self._raw(job)
         backend = self._serialize(raw)
         try:
@@ -462,20 +462,15 @@ class Batch:
         rec.strategy, rec.out_width, rec.out_height = job.plan.strategy, job.plan.out_width, job.plan.out_height
 
     def _device_name(self, raw: Selected) -> str:
-        """What the file ran on, named once per backend."""
-        if id(raw) not in self._devices:
-            name = self._name_device(raw)
-            if not name.startswith("GPU not used"):
-                self._devices[id(raw)] = name
-            return name
-        return self._devices[id(raw)]
-
-    def _name_device(self, raw: Selected) -> str:
-        # A chain with nothing to compute used no device, however far the GPU's background open got.
+        """What the file ran on, named once per backend. A chain with nothing to compute used no device, however
+        far the backend's background open got: said so, and not kept (a later file may use it)."""
+        if id(raw) in self._devices:
+            return self._devices[id(raw)]
         kind = registry.kind(raw.name)
         if kind.devices and (not self.chain.computes_anything() or not raw.ready):
             return f"{kind.label} not used (nothing to compute)"
-        return device_name(raw)
+        name = self._devices[id(raw)] = device_name(raw)
+        return name
 
     # --- Ctrl-C ------------------------------------------------------------------------------------------
 

@@ -16,6 +16,17 @@ MIN_FILES = 4 * FRAMES_EACH
 TRUSTED_RATIO = 4.0
 
 
+def timed_candidates(estimate: Any) -> list[str]:
+    """The backends a trial times, by name: the host first (a device that will not open stands in as it), then
+    every other within TRUSTED_RATIO of the fastest (one further off would cost whole frames for nothing)."""
+    from oxi_cli.backends import registry
+
+    seconds = estimate.seconds
+    fastest = max(min(seconds.values()), 1e-6)
+    return [registry.HOST, *(name for name, s in seconds.items()
+                             if name != registry.HOST and s < TRUSTED_RATIO * fastest)]
+
+
 def worth_timing(estimate: Any, files: int | None) -> bool:
     """Whether a batch of `files` should time its two fastest candidates rather than trust `estimate`
     (cost.Estimate: their seconds far apart are trusted)."""
@@ -76,7 +87,8 @@ class Trial:
         timed = [name for name, s in fastest.items() if s is not None]
         won = min(timed, key=lambda name: fastest[name]) if timed else next(iter(self.candidates))
         self.winner = self.candidates[won]
-        shown = ", ".join(f"{name.upper()} {'failed' if s is None else f'{s:.2f} s'}" for name, s in fastest.items())
+        shown = ", ".join(f"{registry.kind(name).label} {'failed' if s is None else f'{s:.2f} s'}"
+                          for name, s in fastest.items())
         self._verdict = (f"auto timed {FRAMES_EACH - 1} frames on each backend (fastest: {shown}): the "
                          f"{registry.kind(won).label} runs the rest")
         self.decided.set()

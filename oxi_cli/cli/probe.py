@@ -52,7 +52,7 @@ def probe(json_output: bool, calibrate: bool = False, compile_kernels: bool = Fa
     from rich.table import Table
 
     console = Console()
-    # One column per device (adapters, then the CPU backend), one row per property: stays readable at 80
+    # One column per device (each backend's, the host's last), one row per property: stays readable at 80
     # columns, where a row per device with a dozen columns does not.
     table = Table(title="oxi compute devices", show_lines=False)
     table.add_column("")
@@ -151,7 +151,8 @@ def run_calibration(quiet: bool) -> dict[str, Any]:
 
 
 def _rates_in_use() -> dict[str, Any]:
-    """The rates `auto` weighs jobs by now (its hardware GPU's where one was measured), and where they live."""
+    """The rates `auto` weighs jobs by now (each backend's auto device's where one was measured), and where they
+    live."""
     from oxi_cli.backends import rates_file
     from oxi_cli.backends.cost import load_rates
 

@@ -148,7 +148,7 @@ def test_a_long_lived_process_reads_rates_calibrated_after_its_first_read(cache_
 
 def test_an_unmeasured_adapter_keeps_the_default_gpu_rates(cache_home):
     _write(rates_file.merged(_entry()))
-    rates = load_rates(device=7)
+    rates = load_rates({"gpu": 7})
     assert rates.host.flops_per_core == 2e9 and rates.device("gpu") == Rates().device("gpu")
     assert not rates.device("gpu").name
 

@@ -3,14 +3,17 @@ generic code, which names no backend."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from oxi_cli.backends import registry
-from oxi_cli.backends.select import Workload, auto_candidates, get_backend, held_kinds, kinds
+from oxi_cli.backends.select import Workload, auto_candidates, get_backend, held_kinds, kinds, ranked
+from oxi_cli.batch.trial import timed_candidates
 from oxi_cli.ops import Blur
 from tests.cli.conftest import read_exr
 
@@ -58,7 +61,7 @@ def test_auto_weighs_a_registered_backend_against_the_host(toy):
     heavy = Workload([Blur(100.0)], 8192, 4320, 4, 2)
     backend = get_backend("auto", threads=2, job=heavy)
     assert "toy" in backend.weighed.seconds and backend.weighed.faster != registry.HOST
-    candidates = auto_candidates(backend, threads=2)
+    candidates = auto_candidates(backend, 2, timed_candidates(backend.weighed))
     assert list(candidates)[0] == registry.HOST and "toy" in candidates
 
 
@@ -74,11 +77,42 @@ def test_probe_lists_a_registered_backends_devices_and_a_held_device_is_known(to
     doc = collect()
     assert any(d["kind"] == "toy" for d in doc["devices"])
     toy.open(0, 1)
-    assert "toy" in held_kinds(0)
-
+    assert "toy" in held_kinds({"toy": 0}) and "toy" not in held_kinds({"toy": 1})
 
 
 def test_a_device_a_registered_backend_lacks_is_one_line_even_for_a_copy(toy, tmp_path, capsys):
     assert _oxi("run", str(PLATE), str(tmp_path / "copy.exr"), "--backend", "toy", "--device", "3") == 2
     assert "--device 3 does not exist: this machine has toy devices 0" in capsys.readouterr().err
     assert not (tmp_path / "copy.exr").exists()
+
+
+@pytest.fixture
+def toy_after_a_deviceless_one(toy, monkeypatch):
+    """Only the host, then a backend whose devices auto would not use, then the toy (with one it would)."""
+    deviceless = dataclasses.replace(toy, name="soft", label="Soft", chooser="toy_backend:no_auto_device")
+    monkeypatch.setattr(registry, "KINDS", {registry.HOST: registry.KINDS[registry.HOST], "soft": deviceless,
+                                            "toy": toy})
+    return toy
+
+
+def test_auto_goes_on_to_the_next_backend_when_the_first_has_no_device_it_would_use(toy_after_a_deviceless_one):
+    assert get_backend("auto", threads=2).name == "toy"  # no job: the first present backend with such a device
+    heavy = Workload([Blur(100.0)], 8192, 4320, 4, 2)
+    backend = get_backend("auto", threads=2, job=heavy)
+    assert ranked(backend.weighed)[0] == "soft"  # default rates alike: the first registered wins the tie
+    assert backend.name == "toy"
+
+
+def test_the_api_weighs_as_the_command_does(toy_after_a_deviceless_one, monkeypatch):
+    from oxi_cli.api.devices import backend_for
+
+    # A job that waits for kernels the cache lacks would count their compile on the host: not this test's subject.
+    monkeypatch.setenv("OXI_WAIT_FOR_KERNELS", "0")
+
+    assert backend_for(None, [], 64, 48, 4, 2).name == registry.HOST  # nothing to compute: no device costs less
+    assert backend_for(None, [Blur(100.0)], 8192, 4320, 4, 2).name == "toy"
+
+
+def test_a_trial_times_the_host_and_the_backends_near_the_fastest_only():
+    near = SimpleNamespace(seconds={"cpu": 9.0, "gpu": 1.0, "toy": 3.0, "far": 40.0})
+    assert timed_candidates(near) == ["cpu", "gpu", "toy"]

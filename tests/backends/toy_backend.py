@@ -36,3 +36,7 @@ def held() -> dict[int, str]:
 
 def listed() -> tuple[list[dict[str, Any]], int | None, int | None]:
     return [{"index": 0, "name": "toy device", "driver": "toy 1", "kind": "toy", "api": "none"}], 0, 0
+
+
+def no_auto_device(thorough: bool, listed: Any = None) -> tuple[int | None, str]:
+    return None, "only a software toy device here"

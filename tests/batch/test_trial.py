@@ -58,7 +58,8 @@ def test_a_timed_batch_runs_its_frames_on_both_backends_then_one_and_matches_the
     gpu = opened("gpu")  # skips, or fails under OXI_REQUIRE_GPU, without an adapter
     pair = {"cpu": select._deferred_cpu(2), "gpu": select.DeferredBackend(lambda: gpu, fallback=None, name="gpu")}
     monkeypatch.setattr(runner, "worth_timing", lambda estimate, files: True)
-    monkeypatch.setattr(select, "auto_candidates", lambda chosen, threads: pair)
+    monkeypatch.setattr(runner, "timed_candidates", lambda estimate: list(pair))
+    monkeypatch.setattr(select, "auto_candidates", lambda chosen, threads, names: pair)
     real_finished = trial.Trial.finished
 
     def steered(self, slot, seconds, ran_on):  # noqa: ANN001

@@ -247,7 +247,7 @@ def _rates(adapter: AdapterInfo, problems: list[str]) -> dict[str, Any]:
     that index is reported (auto cannot tell without wgpu, which it does not load to read the cache)."""
     from oxi_cli.backends.cost import load_rates, measured_device
 
-    rates = load_rates(device=adapter.index).device(NAME)
+    rates = load_rates({NAME: adapter.index}).device(NAME)
     record = measured_device(NAME, adapter.index)
     if rates.name and record is not None and (record.get("name"), record.get("driver")) != (
             adapter.name, adapter.driver):
