@@ -21,8 +21,10 @@ MAX_BYTES = 1 << 20
 
 
 def cache_path() -> Path:
-    """$XDG_CACHE_HOME/oxi/rates.json (~/.cache/oxi/rates.json), beside the Numba kernel cache."""
-    return Path(cache_dir("rates.json"))
+    """$XDG_CACHE_HOME/oxi/rates-2.json (~/.cache/oxi/...), beside the Numba kernel cache: a file a format, so
+    oxi versions of different formats sharing a home folder (a farm's shows pinned to different releases)
+    keep their own rates when either calibrates, rather than replacing a file the other cannot read."""
+    return Path(cache_dir(f"rates-{FORMAT}.json"))
 
 
 def host_key() -> dict[str, Any]:

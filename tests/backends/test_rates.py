@@ -74,10 +74,11 @@ def test_calibration_measures_the_cpu_backend_for_real(calibrated):
     cpu = next(d for d in doc["devices"] if d["kind"] == "cpu")
     assert cpu["rates"]["source"] == "measured"
     assert _positive(cpu["rates"]["flops_per_core"]) and _positive(cpu["rates"]["color_flops_per_core"])
-    entry = next(iter(json.loads((cache / "oxi" / "rates.json").read_text())["hosts"].values()))
+    entry = next(iter(json.loads((cache / "oxi" / rates_file.cache_path().name).read_text())["hosts"].values()))
     assert entry["key"]["cores"] == os.cpu_count() and entry["host"]["threads"] == os.cpu_count()
     assert all(_positive(entry["host"][k]) for k in ("start_s", "open_s", "kernels_s"))
-    assert doc["rates"]["source"] == "measured" and doc["calibration"]["cache"] == str(cache / "oxi" / "rates.json")
+    assert doc["rates"]["source"] == "measured" and doc["calibration"]["cache"] == str(
+        cache / "oxi" / rates_file.cache_path().name)
 
 
 def test_calibration_measures_every_wgpu_adapter_for_real(calibrated):
@@ -210,6 +211,15 @@ def test_a_cache_from_an_older_oxi_means_the_defaults_until_calibrated_again(cac
     _assert_defaults("older oxi")
 
 
+def test_an_older_oxis_cache_beside_this_one_is_left_as_it_is(cache_home):
+    older = rates_file.cache_path().with_name("rates.json")  # format 1's file
+    older.parent.mkdir(parents=True, exist_ok=True)
+    older.write_text(json.dumps({"format": 1, "hosts": {"someone": {"cpu": {}}}}))
+    before = older.read_bytes()
+    _write(rates_file.merged(_entry()))
+    assert older.read_bytes() == before and load_rates().measured_at
+
+
 def test_an_entry_that_is_not_an_object_means_the_defaults(cache_home):
     _write(json.dumps({"format": rates_file.FORMAT, "hosts": {rates_file.key_id(rates_file.host_key()): "oops"}}))
     _assert_defaults("damaged")
@@ -234,7 +244,7 @@ def test_a_folder_where_the_cache_should_be_means_the_defaults(cache_home):
 
 def test_a_damaged_cache_is_reported_by_probe_and_plan_without_a_traceback(tmp_path):
     (tmp_path / "oxi").mkdir()
-    (tmp_path / "oxi" / "rates.json").write_text('{"format": 2, "hosts": {')
+    (tmp_path / "oxi" / rates_file.cache_path().name).write_text('{"format": 2, "hosts": {')
     probe = _oxi("probe", "--json", cache=tmp_path)
     assert probe.returncode == 0 and "Traceback" not in probe.stderr, probe.stderr
     rates = json.loads(probe.stdout)["rates"]
