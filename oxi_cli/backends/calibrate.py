@@ -22,16 +22,17 @@ from oxi_cli.backends.cpu.cold import WAIT_ENV
 from oxi_cli.host import cores
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp
 
-# Images tried from the smallest up, until a call takes LONG_ENOUGH_S: a software adapter blurs 256x144 in
-# ~0.1 s on 2 cores, an H100 needs the largest before dispatch overheads stop dominating. The CPU starts at
-# 2048x1152: on smaller images its blur ran 2.3x faster than on real plates here (they fit in the caches).
+# Images tried from the smallest up, until a call takes LONG_ENOUGH_S: lavapipe blurs 256x144 in ~0.1 s on a
+# 2-core x86-64 machine, an H100 GPU needs the largest before dispatch overheads stop dominating. The CPU starts at
+# 2048x1152: on smaller images its blur ran 2.3x faster than on 4K plates (they fit in the caches).
 SIZES = ((256, 144), (512, 288), (1024, 576), (2048, 1152), (4096, 2160))
 CPU_SIZES = SIZES[3:]
 LONG_ENOUGH_S = 0.02
-# A call costs a fixed part (on an H200 host an upload's submit and wait took ~12 ms whatever its size) and a part
-# that grows with the work: rates are the slope between the smallest size and one SLOPE_SPAN times slower. The
-# amount over the time of the first long-enough call made that H200 measure 0.4 GFLOP/s blurring and 23 MB/s
-# uploading at 256x144, and auto kept an 8K blur the GPU ran faster on the CPU.
+# A call costs a fixed part and a part that grows with the work: rates are the slope between the smallest size
+# and one SLOPE_SPAN times slower. `oxi probe --calibrate` on a 16-core host with an H200 GPU showed why: each
+# upload cost ~12 ms whatever its size, and taking the amount over the time of the first call of 20 ms or more
+# measured 0.4 GFLOP/s blurring and 23 MB/s uploading at 256x144 (jobs there reach 100x both), so auto kept an
+# 8K blur on the CPU that the GPU ran faster.
 SLOPE_SPAN = 3.0
 SLOPE_FLOOR = 1.5
 # Time spent repeating each measurement at its size (the fastest call counts: the others met a busy host).
@@ -111,8 +112,8 @@ def _measure(kind: str, index: int | None) -> dict[str, Any]:
     """The child's rates and `start_s`: a process's wall time, timed from here, less the time it spent measuring
     rates, so the start includes importing, opening, the first run, and the process's exit; Python's own start
     and numpy are in every backend's start alike, so differences between backends are what count. A second,
-    start-only process gives a second sample and the faster counts: single starts varied 0.2-1.0 s apart on the
-    16-core H100 host (the measuring process also frees hundreds of MB at exit)."""
+    start-only process gives a second sample and the faster counts: single starts varied 0.2-1.0 s apart on a
+    16-core host with an H100 GPU (the measuring process also frees hundreds of MB at exit)."""
     doc = _child(kind, index, "measure")
     samples = [] if doc.pop("compiled") else [doc]  # a first run that compiled kernels says nothing of later ones
     samples.append(_child(kind, index, "start"))
@@ -256,8 +257,8 @@ def _rate(
 
 def _fastest(run: Callable[[], Any], sync: Callable[[], None], first: float) -> float:
     """Seconds per call, the fastest of batches of calls repeated for about TIMED_S, at least one batch after
-    `first` (a size's first call may build what later calls reuse: on an H200 host a blur's first 4096x2160 call
-    took 0.5 s, beyond TIMED_S, and was all that was timed)."""
+    `first` (a size's first call may build what later calls reuse: in `oxi probe --calibrate` on a 16-core host
+    with an H200 GPU a blur's first 4096x2160 call took 0.5 s, beyond TIMED_S, and was all that was timed)."""
     best, spent, batches = first, first, 0
     while spent < TIMED_S or not batches:
         n = max(1, min(8, int((TIMED_S - spent) / best)))

@@ -37,8 +37,8 @@ def open_early(argv: Sequence[str]) -> None:
     """Start opening a device at once when this command line names one (a backend with devices, or --device):
     call it first thing in the CLI.
 
-    wgpu's start (~0.75 s on an H200: header parsing, the Vulkan driver, the device) then overlaps the
-    CLI's own imports and argument handling as well as the input's decoding. Reads --backend / --device
+    wgpu's start (~0.75 s on a 16-core host with an H200 GPU: header parsing, the Vulkan driver, the device) then
+    overlaps the CLI's own imports and argument handling as well as the input's decoding. Reads --backend / --device
     from `argv` (and OXI_BACKEND); anything it cannot make sense of is left for get_backend to report.
     """
     kind, device = _peek(argv, "--backend"), _peek(argv, "--device")
@@ -66,12 +66,12 @@ def get_backend(
     probe --calibrate` cached them; a device when no job is given). A backend by name: its best device of any
     kind, or device `device` (`cpu`: the Numba backend with `threads`).
 
-    The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on an H200,
-    importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits. Then, for a backend
-    named, a missing device or one that fails to open raises BackendUnavailable; with `auto` it is reported on
-    stderr and the host backend is used. `needed=False` (nothing to compute, e.g. a copy): the host backend then
-    opens only if something uses it. Its `reason` says why this backend; with a `job`, its `estimate` holds every
-    backend's estimated seconds (forced kinds included: --plan shows them).
+    The backend comes back at once and opens in a background thread (wgpu's start costs ~0.5 s on a 16-core host
+    with an H200 GPU, importing Numba ~0.2 s), so the caller can read its input meanwhile; the first use waits.
+    Then, for a backend named, a missing device or one that fails to open raises BackendUnavailable; with `auto`
+    it is reported on stderr and the host backend is used. `needed=False` (nothing to compute, e.g. a copy): the
+    host backend then opens only if something uses it. Its `reason` says why this backend; with a `job`, its
+    `estimate` holds every backend's estimated seconds (forced kinds included: --plan shows them).
     """
     kind = resolve_choice(kind, device)
     present = devices_possible() if kind == "auto" and device is None and needed else []

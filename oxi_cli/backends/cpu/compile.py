@@ -97,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--background", action="store_true", help="a cold job's: lower priority, one at a time")
     args = parser.parse_args(argv)
     # Numba's bytecode goes where the next `oxi` process looks for it: a job on stand-ins never imported Numba,
-    # so without this the next job would compile Numba's own source (1 s on a 16-core H200 host).
+    # so without this the next job would compile Numba's own source (1 s on a 16-core host with an H200 GPU,
+    # bench/bench_first_run.py).
     use_own_cache()
     names = args.modules or backend_modules()
     unknown = sorted(set(names) - set(backend_modules()))
