@@ -23,12 +23,11 @@ class BackendKind:
 
     A backend with devices also names, in a module that loads none of its libraries: `present() -> bool`, whether
     this machine may have a device `auto` would weigh (from device nodes alone: a False spares loading the
-    backend's libraries); `chooser(thorough, listed=None) -> (index | None, reason)`, the device `auto` weighs
-    against the host (none: why not; without `thorough` it may answer from device nodes alone; `listed`: the
-    devices to rank, in place of those found); `holder() -> {index: name}`, the devices this process holds open
-    (a warm service worker keeps them); `lister() -> (devices, auto_index, any_index)`, every device (each a dict
-    with index, name, driver, kind and api: what `oxi probe --calibrate` measures and --device is checked against)
-    and which of them `auto` and this backend forced would open.
+    backend's libraries); `chooser(thorough) -> (index | None, reason)`, the device `auto` weighs against the
+    host (none: why not; without `thorough` it may answer from device nodes alone); `holder() -> {index: name}`,
+    the devices this process holds open (a warm service worker keeps them); `lister() -> (devices, auto_index,
+    any_index)`, every device (each a dict with index, name, driver, kind and api: what `oxi probe --calibrate`
+    measures and --device is checked against) and which of them `auto` and this backend forced would open.
     """
 
     name: str
@@ -72,11 +71,11 @@ class BackendKind:
         """Whether `auto` may find a device of this backend here, answered without loading its libraries."""
         return bool(self.present) and bool(self.role("present")())
 
-    def auto_device(self, thorough: bool = False, listed: Any = None) -> tuple[int | None, str]:
+    def auto_device(self, thorough: bool = False) -> tuple[int | None, str]:
         """The device of this backend `auto` weighs against the host, and why; (None, why not) for the host."""
         if not self.chooser:
             return None, f"{self.title} has no devices to choose among"
-        return self.role("chooser")(thorough, listed)  # type: ignore[no-any-return]
+        return self.role("chooser")(thorough)  # type: ignore[no-any-return]
 
     def held(self) -> dict[int, str]:
         """The devices this process holds open, by index (their names as values)."""

@@ -114,11 +114,6 @@ def probe(
 PROCESSING_COMMANDS = (*STEPS, "run")
 
 
-def run_app() -> None:
-    """Console-script entry point in this process: one line and an exit code for every way a command can end."""
-    _exit_now(run_command())
-
-
 def run_command(prog_name: str | None = None) -> int:
     """Run the command sys.argv holds and return its exit status: the `oxi` command's whole job, shared by this
     process's entry point and the service's workers (service/worker.py), which run it for a client and name the

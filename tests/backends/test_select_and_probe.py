@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oxi_cli.backends.gpu.device import AdapterInfo, auto_device, best
+from oxi_cli.backends.gpu import device as gpu_device
+from oxi_cli.backends.gpu.device import AdapterInfo, best
 from oxi_cli.backends.select import auto_choice, get_backend, resolve_kind
 from oxi_cli.errors import BackendUnavailable, UsageError
 from oxi_cli.ops import Cdl
@@ -38,7 +39,7 @@ def _adapter(index: int, kind: str, api: str = "Vulkan", name: str = "gpu") -> A
 )
 def test_auto_ranks_discrete_integrated_cpu_software(kinds, auto_pick, gpu_pick):
     adapters = [_adapter(i, kind, api) for i, (kind, api) in enumerate(kinds)]
-    index, reason = auto_device(listed=adapters)
+    index, reason = gpu_device.auto_pick(adapters)
     assert index == auto_pick and reason
     picked = best(adapters, gpu_only=False)
     assert (picked.index if picked else None) == gpu_pick

@@ -26,7 +26,7 @@ def present() -> bool:
     return True
 
 
-def auto_device(thorough: bool, listed: Any = None) -> tuple[int | None, str]:
+def auto_device(thorough: bool) -> tuple[int | None, str]:
     return 0, "toy device 0 ranks first"
 
 
@@ -38,5 +38,5 @@ def listed() -> tuple[list[dict[str, Any]], int | None, int | None]:
     return [{"index": 0, "name": "toy device", "driver": "toy 1", "kind": "toy", "api": "none"}], 0, 0
 
 
-def no_auto_device(thorough: bool, listed: Any = None) -> tuple[int | None, str]:
+def no_auto_device(thorough: bool) -> tuple[int | None, str]:
     return None, "only a software toy device here"

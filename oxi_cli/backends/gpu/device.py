@@ -127,18 +127,20 @@ def best(adapters: list[AdapterInfo], gpu_only: bool) -> AdapterInfo | None:
     return min(pool, key=AdapterInfo.rank, default=None)
 
 
-def auto_device(thorough: bool = False, listed: list[AdapterInfo] | None = None) -> tuple[int | None, str]:
+def auto_device(thorough: bool = False) -> tuple[int | None, str]:
     """The registry's chooser: the adapter `auto` weighs against the CPU (the best hardware GPU) and why, or None
-    and why not; `listed` ranks those adapters instead of the ones wgpu finds. Without `thorough`, wgpu is not
-    started where no GPU device node exists."""
-    adapters = listed
-    if adapters is None:
-        if not thorough and not may_have_hardware_gpu():
-            return None, "no GPU device node (/dev/dri/renderD*, /dev/nvidia*) on this machine"
-        try:
-            adapters = list_adapters()
-        except Exception as exc:  # no wgpu, no loader, driver crash: auto must still work
-            return None, f"wgpu could not list adapters ({exc.__class__.__name__}: {exc})"
+    and why not. Without `thorough`, wgpu is not started where no GPU device node exists."""
+    if not thorough and not may_have_hardware_gpu():
+        return None, "no GPU device node (/dev/dri/renderD*, /dev/nvidia*) on this machine"
+    try:
+        adapters = list_adapters()
+    except Exception as exc:  # no wgpu, no loader, driver crash: auto must still work
+        return None, f"wgpu could not list adapters ({exc.__class__.__name__}: {exc})"
+    return auto_pick(adapters)
+
+
+def auto_pick(adapters: list[AdapterInfo]) -> tuple[int | None, str]:
+    """Which of `adapters` `auto` weighs against the CPU, and why; None and why not."""
     chosen = best(adapters, gpu_only=True)
     if chosen is None:
         found = ", ".join(f"{a.name} ({a.kind})" for a in adapters) or "none"
