@@ -7,7 +7,7 @@ from typing import Any
 
 from oxi_cli.errors import OxiError, caused_by_interrupt
 
-# The rules README's "Exit codes" section states. Wrong input or arguments are the user's to fix (2); the
+# The rules docs/GUIDE.md's "Exit codes" section states. Wrong input or arguments are the user's to fix (2); the
 # machine failing us (disk full, device lost, out of memory, a bug) is 1; Ctrl-C is 130; a reader that
 # closed our stdout (`oxi info ... | head`) ends us quietly, as it ends `cat`.
 EXIT_OK = 0

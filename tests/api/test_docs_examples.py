@@ -1,5 +1,5 @@
-"""Every Python example in docs/API.md and README.md runs, as a reader would run it: a document's blocks top to
-bottom in one fresh interpreter, in an empty folder, printing nothing on stderr. One test per example."""
+"""Every Python example in docs/API.md, docs/GUIDE.md and README.md runs, as a reader would run it: a document's
+blocks top to bottom in one fresh interpreter, in an empty folder, printing nothing on stderr. One test per example."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DOCUMENTS = {"api": REPO / "docs" / "API.md", "readme": REPO / "README.md"}
+DOCUMENTS = {"api": REPO / "docs" / "API.md", "guide": REPO / "docs" / "GUIDE.md", "readme": REPO / "README.md"}
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 HEADING = re.compile(r"^#+ (.+)$", re.MULTILINE)
 

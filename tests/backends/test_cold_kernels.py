@@ -22,7 +22,7 @@ from tests.ops.test_color_chain import _every_code
 from tests.reference import hdr_image
 
 REPO = Path(__file__).resolve().parents[2]
-# The stand-ins' tolerance against oxi's kernels, as documented (README, backends/cpu/backend.py): colour ops
+# The stand-ins' tolerance against oxi's kernels, as documented (docs/GUIDE.md, backends/cpu/backend.py): colour ops
 # within 5e-5 of max(|value|, 1) (OCIO's ACES 2.0 and exposure/contrast differ most, 2.4e-5 and 1.4e-5 on these
 # images); image ops within 1e-6 of the largest input (the kernels fuse multiply-adds); NaN and Inf alike.
 COLOR_RTOL = 5e-5

@@ -20,7 +20,7 @@ class Case:
     """`nodes`: the ProcessList's children; `ctf`: uses CTF-only elements (the file is .ctf); `native`: every
     op has an oxi kernel; `power_ec`: an exposure/contrast with a contrast other than 1 (OCIO renders it with
     its SSE power approximation, see test_exposure_contrast_matches_ocio.py); `aces2`: the ACES 2.0 output
-    transform, checked to README's bound for it."""
+    transform, checked to docs/GUIDE.md's bound for it."""
 
     nodes: str
     ctf: bool = False

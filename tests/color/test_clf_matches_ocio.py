@@ -16,9 +16,9 @@ from tests.color.oracle import ocio_reference, run_oxi
 from tests.ops.harness import assert_close
 
 CASES = all_cases()
-# Relative to max(|value|, 1e-3), as README states it. OCIO renders an exposure/contrast whose contrast is not 1
+# Relative to max(|value|, 1e-3), as docs/GUIDE.md states it. OCIO renders an exposure/contrast whose contrast is not 1
 # with its SSE power approximation (about 2e-5 off powf, finite for +Inf): there 5e-5, on finite pixels.
-# The ACES 2.0 output transform's display values: within 1e-4 (README, tests/color/test_aces2_matches_ocio.py).
+# The ACES 2.0 output transform's display values: within 1e-4 (docs/GUIDE.md, tests/color/test_aces2_matches_ocio.py).
 RTOL, POWER_EC_RTOL, SCALE = 1e-5, 5e-5, 1e-3
 ACES2_BOUND = {"rtol": 0.0, "atol": 1e-4}
 

@@ -148,7 +148,7 @@ def test_multi_part_and_png_go_whole_and_forcing_streaming_says_why(cpu_backend,
 
 def test_fit_windows_sit_in_the_sources_display_origin(cpu_backend, source: Path, tmp_path: Path):
     """The box takes the display window's place (its origin kept); the picture's data window lies inside it.
-    (oiiotool fits the display window's picture; oxi fits the pixels, the data window, see README.)"""
+    (oiiotool fits the display window's picture; oxi fits the pixels, the data window, see docs/GUIDE.md.)"""
     _run(FITS["fit"], source, tmp_path / "fit.exr", cpu_backend, "single")
     header, _ = read_exr(tmp_path / "fit.exr")
     assert [p.tolist() for p in header["displayWindow"]] == [[0, 0], [699, 559]]
