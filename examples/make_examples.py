@@ -1,4 +1,4 @@
-"""Generate oxi's bundled examples (an HDR EXR plate, a 33³ .cube look, an ASC CDL .cc) with no download."""
+"""Generate oxi's bundled examples (an HDR EXR plate, a 33³ .cube look, ASC CDL .cc and .ccc) with no download."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import numpy as np
 import OpenEXR
 
 HERE = Path(__file__).resolve().parent
-PLATE_NAME, LOOK_NAME, GRADE_NAME = "plate.exr", "look.cube", "grade.cc"
+PLATE_NAME, LOOK_NAME, GRADE_NAME, SHOTS_NAME = "plate.exr", "look.cube", "grade.cc", "shots.ccc"
 LUMA_709 = np.array([0.2126, 0.7152, 0.0722])
+# ACES AP1 primaries and the ACES white point (SMPTE ST 2065-1), as x, y pairs: red, green, blue, white.
+ACESCG_CHROMATICITIES = (0.713, 0.293, 0.165, 0.830, 0.128, 0.044, 0.32168, 0.33767)
 
 # Classic ColorChecker patches as 8-bit sRGB (widely published values); linearised when drawn.
 CHECKER_SRGB8 = [
@@ -43,6 +45,13 @@ GRADE = CdlValues(
     sat=0.92,
     description="oxi example: warm highlights, slightly lifted red blacks, 8% less saturation",
 )
+# A collection with a correction per shot, as a grading session exports it (`--cdl shots.ccc --id sh010`).
+SHOTS = [
+    CdlValues(id="sh010", slope=(1.1, 1.0, 0.9), offset=(0.01, 0.0, -0.01), power=(1.0, 1.0, 1.0), sat=0.95,
+              description="oxi example: sh010, warmer"),
+    CdlValues(id="sh020", slope=(0.95, 1.0, 1.08), offset=(0.0, 0.0, 0.005), power=(1.05, 1.0, 0.98), sat=1.05,
+              description="oxi example: sh020, cooler"),
+]
 
 
 def _srgb_to_linear(c: np.ndarray) -> np.ndarray:
@@ -144,11 +153,13 @@ def render_plate(width: int, height: int, grain: float = 0.0, seed: int = 7) -> 
 
 
 def write_exr(path: Path, planes: dict[str, np.ndarray], extra_header: dict | None = None) -> None:
-    """Write the planes as a half-float, ZIP-compressed scanline EXR with Rec.709 chromaticities."""
+    """Write the planes as a half-float, ZIP-compressed scanline EXR declaring ACEScg (AP1 primaries, ACES white)."""
     header = {
         "compression": OpenEXR.ZIP_COMPRESSION,
         "type": OpenEXR.scanlineimage,
-        "chromaticities": (0.64, 0.33, 0.30, 0.60, 0.15, 0.06, 0.3127, 0.3290),
+        # ACEScg, the space every example converts from (`--from ACEScg`): a plate declaring another space makes
+        # oxi warn that --from contradicts the file.
+        "chromaticities": ACESCG_CHROMATICITIES,
     }
     header.update(extra_header or {})
     channels = {name: p.astype(np.float16) for name, p in planes.items()}
@@ -189,32 +200,44 @@ def write_cube(path: Path, table: np.ndarray, title: str) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def write_cc(path: Path, cdl: CdlValues) -> None:
-    """Write one ASC CDL ColorCorrection (.cc) as OpenColorIO and Resolve read it."""
+def _correction(cdl: CdlValues, indent: str = "") -> str:
+    """One ASC CDL ColorCorrection element, each line prefixed by `indent`."""
 
     def triple(values: tuple[float, float, float]) -> str:
         return " ".join(f"{v:.6g}" for v in values)
 
-    path.write_text(
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<ColorCorrection id="{cdl.id}">\n'
-        f"    <Description>{cdl.description}</Description>\n"
-        "    <SOPNode>\n"
-        f"        <Slope>{triple(cdl.slope)}</Slope>\n"
-        f"        <Offset>{triple(cdl.offset)}</Offset>\n"
-        f"        <Power>{triple(cdl.power)}</Power>\n"
-        "    </SOPNode>\n"
-        "    <SatNode>\n"
-        f"        <Saturation>{cdl.sat:.6g}</Saturation>\n"
-        "    </SatNode>\n"
-        "</ColorCorrection>\n"
-    )
+    lines = [
+        f'<ColorCorrection id="{cdl.id}">',
+        f"    <Description>{cdl.description}</Description>",
+        "    <SOPNode>",
+        f"        <Slope>{triple(cdl.slope)}</Slope>",
+        f"        <Offset>{triple(cdl.offset)}</Offset>",
+        f"        <Power>{triple(cdl.power)}</Power>",
+        "    </SOPNode>",
+        "    <SatNode>",
+        f"        <Saturation>{cdl.sat:.6g}</Saturation>",
+        "    </SatNode>",
+        "</ColorCorrection>",
+    ]
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def write_cc(path: Path, cdl: CdlValues) -> None:
+    """Write one ASC CDL ColorCorrection (.cc) as OpenColorIO and Resolve read it."""
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n' + _correction(cdl))
+
+
+def write_ccc(path: Path, cdls: list[CdlValues]) -> None:
+    """Write an ASC CDL ColorCorrectionCollection (.ccc): one correction per shot, picked with `--id`."""
+    body = "".join(_correction(cdl, "    ") for cdl in cdls)
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<ColorCorrectionCollection>\n'
+                    f"{body}</ColorCorrectionCollection>\n")
 
 
 def make_examples(out_dir: Path, width: int = 640, height: int = 360) -> list[Path]:
-    """Write plate.exr, look.cube and grade.cc into `out_dir`; returns their paths."""
+    """Write plate.exr, look.cube, grade.cc and shots.ccc into `out_dir`; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    plate, look, grade = out_dir / PLATE_NAME, out_dir / LOOK_NAME, out_dir / GRADE_NAME
+    plate, look, grade, shots = (out_dir / name for name in (PLATE_NAME, LOOK_NAME, GRADE_NAME, SHOTS_NAME))
     extra = {
         "owner": "oxi examples",
         "comments": "Synthetic scene-linear plate made by examples/make_examples.py",
@@ -223,7 +246,8 @@ def make_examples(out_dir: Path, width: int = 640, height: int = 360) -> list[Pa
     write_exr(plate, render_plate(width, height, grain=0.004), extra)
     write_cube(look, look_table(33), "oxi example filmic look")
     write_cc(grade, GRADE)
-    return [plate, look, grade]
+    write_ccc(shots, SHOTS)
+    return [plate, look, grade, shots]
 
 
 def main() -> None:
