@@ -137,6 +137,18 @@ def count_frames(n: int) -> str:
     return f"{n} frame{'s' if n != 1 else ''}"
 
 
+def one_sequence(first: str, second: str) -> str | None:
+    """The pattern (`shot.%04d.exr`) when the two paths are different frames of one sequence, else None: same
+    folder, same name around a frame number of the same width (shot.1001.exr and shot.1002.exr)."""
+    found = [re.fullmatch(r"(.*[._])(\d+)(\.[^./\\]+)", path) for path in (first, second)]
+    if not all(found):
+        return None
+    (head, frame, tail), (head2, frame2, tail2) = (m.groups() for m in found)  # type: ignore[union-attr]
+    if head != head2 or tail != tail2 or len(frame) != len(frame2) or frame == frame2 or "%" in head + tail:
+        return None
+    return f"{head}%0{len(frame)}d{tail}"
+
+
 def frame_in_name(path: Path) -> int | None:
     """The digits ending a file's stem after '.' or '_' (plate_v2.1001.exr, render_0042.exr), or None.
 

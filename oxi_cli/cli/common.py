@@ -253,7 +253,9 @@ QualityOpt = Annotated[
     ),
 ]
 InPlaceOpt = Annotated[
-    bool, typer.Option("--in-place", help="Allow an output to replace its input.", rich_help_panel=COMPUTE)
+    bool,
+    typer.Option("--in-place", help="Allow an output to replace its input (two frames of one sequence without -o: "
+                 "each is graded onto itself).", rich_help_panel=COMPUTE),
 ]
 PartOpt = Annotated[
     str | None,
@@ -385,11 +387,20 @@ def reporting(debug: bool) -> Iterator[None]:
 
 
 def split_in_out(paths: Sequence[str], opts: BatchOptions) -> list[str]:
-    """`IN OUT` (no -o) means -o OUT; otherwise every path is an input."""
+    """`IN OUT` (no -o) means -o OUT; otherwise every path is an input. Two frames of one sequence are never
+    `IN OUT` (a forgotten -o would replace a frame): refused, or with --in-place both graded in place."""
+    from oxi_cli.batch.frames import one_sequence
     from oxi_cli.errors import UsageError
 
     if opts.output is not None:
         inputs = list(paths)
+    elif len(paths) == 2 and (sequence := one_sequence(*paths)):
+        if not opts.in_place:
+            raise UsageError(
+                f"{paths[0]} and {paths[1]} are two frames of one sequence, not IN OUT (refused whatever --overwrite "
+                "says: a forgotten -o would replace the second); -o FOLDER processes both, --in-place each onto "
+                "itself, -o FILE writes one output")
+        opts.output, inputs = sequence, list(paths)  # each frame written onto itself, as --in-place allows
     elif len(paths) == 2:
         opts.output, inputs = paths[1], [paths[0]]
     elif len(paths) < 2:

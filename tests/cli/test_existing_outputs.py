@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.cli.conftest import hdr_rgba, read_exr, run_oxi, write_exr
@@ -24,11 +25,39 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_a_forgotten_o_never_replaces_the_next_frame_of_the_sequence(seq: Path):
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"], ["env"]], ids=["plain", "--overwrite", "OXI_OVERWRITE=1"])
+def test_a_forgotten_o_never_replaces_the_next_frame_of_the_sequence(seq: Path, overwrite: list[str]):
+    """Two frames of one sequence as `IN OUT` are a forgotten -o whatever the overwrite setting (farms and shells
+    set OXI_OVERWRITE=1): refused in one line before anything is read."""
     before = snapshot(seq)
-    res = run_oxi("cdl", str(seq / "plate.1001.exr"), str(seq / "plate.1002.exr"), "--slope", "1.1")
-    assert_one_line_error(res, 2, f"{seq / 'plate.1002.exr'} exists", "--overwrite")
+    env = {"OXI_OVERWRITE": "1"} if overwrite == ["env"] else None
+    flags = [] if overwrite == ["env"] else overwrite
+    res = run_oxi("cdl", str(seq / "plate.1001.exr"), str(seq / "plate.1002.exr"), "--slope", "1.1", *flags, env=env)
+    assert_one_line_error(res, 2, "two frames of one sequence", "whatever --overwrite", "-o FOLDER", "--in-place")
     assert snapshot(seq) == before
+
+
+def test_two_frames_with_in_place_grade_each_frame_onto_itself(seq: Path):
+    before = snapshot(seq)
+    res = run_oxi("cdl", str(seq / "plate.1001.exr"), str(seq / "plate.1002.exr"), "--slope", "2", "--in-place")
+    assert res.returncode == 0, res.stderr
+    after = snapshot(seq)
+    assert sorted(after) == sorted(before) and all(after[name] != before[name] for name in before)
+    assert np.allclose(read_exr(seq / "plate.1002.exr")[1]["R"], hdr_rgba(8, 12, seed=1002)[..., 0] * 2, rtol=2e-3)
+
+
+def test_one_frame_written_over_another_takes_an_explicit_o_and_overwrite(seq: Path):
+    res = run_oxi("cdl", str(seq / "plate.1001.exr"), "-o", str(seq / "plate.1002.exr"), "--slope", "2",
+                  "--overwrite")
+    assert res.returncode == 0, res.stderr
+    assert np.allclose(read_exr(seq / "plate.1002.exr")[1]["R"], hdr_rgba(8, 12, seed=1001)[..., 0] * 2, rtol=2e-3)
+
+
+def test_frames_of_different_sequences_stay_in_and_out(seq: Path, tmp_path: Path):
+    out = tmp_path / "graded.1001.exr"
+    res = run_oxi("cdl", str(seq / "plate.1001.exr"), str(out), "--slope", "1.1")
+    assert res.returncode == 0, res.stderr
+    assert out.is_file()
 
 
 def test_an_existing_single_output_is_refused_and_overwrite_replaces_it(seq: Path, tmp_path: Path):
@@ -124,8 +153,9 @@ def test_in_place_replaces_the_input_itself_without_overwrite(seq: Path):
 def test_an_in_place_batch_runs_but_still_refuses_other_existing_files(seq: Path):
     res = run_oxi("cdl", str(seq / "plate.####.exr"), "-o", f"{seq}/plate.####.exr", "--slope", "1.1", "--in-place")
     assert res.returncode == 0, res.stderr
+    other = write_exr(seq / "other.exr", hdr_rgba(8, 12, seed=3), aovs=False)
     before = snapshot(seq)
-    res = run_oxi("cdl", str(seq / "plate.1001.exr"), str(seq / "plate.1002.exr"), "--slope", "1.1", "--in-place")
+    res = run_oxi("cdl", str(seq / "plate.1001.exr"), str(other), "--slope", "1.1", "--in-place")
     assert_one_line_error(res, 2, "exists", "--overwrite")
     assert snapshot(seq) == before
 
