@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from oxi_cli.batch.inputs import InputItem, Inputs
-from oxi_cli.batch.naming import OutputTarget, output_path, refuse_replacing
+from oxi_cli.batch.naming import OutputTarget, output_path, refuse_replacing, refuse_unwritable
 from oxi_cli.batch.options import BatchOptions
 from oxi_cli.batch.report import FileRecord
 from oxi_cli.batch.schedule import Footprint
@@ -99,6 +99,8 @@ def plan_jobs(inputs: Inputs, target: OutputTarget, chain: Any, opts: BatchOptio
         jobs.append(Job(index, item, out, record, codec=codecs[out_format]))
     if not opts.skip_existing and not opts.plan_only:  # skipped outputs stay; a plan writes nothing
         refuse_replacing([(job.item, job.output) for job in jobs], opts.overwrite)
+    if not opts.plan_only:
+        refuse_unwritable([job.output for job in jobs if not job.item.missing], create_folders=target.kind != "file")
     return jobs
 
 

@@ -109,6 +109,26 @@ def refuse_replacing(outputs: Sequence[tuple[InputItem, Path]], overwrite: bool)
     )
 
 
+def refuse_unwritable(outputs: Sequence[Path], create_folders: bool) -> None:
+    """Refuse, before any file is read, outputs whose folder is missing (unless the batch creates it) or that
+    this user may not write into: the user's to fix (exit 2), as knowable before the work as after it."""
+    seen: set[Path] = set()
+    for out in outputs:
+        folder = out.parent
+        if folder in seen:
+            continue
+        seen.add(folder)
+        existing = folder
+        while create_folders and not existing.exists() and existing != existing.parent:
+            existing = existing.parent  # the batch creates the rest: the first folder that exists must take it
+        if not existing.is_dir():
+            raise UsageError(f"output folder {folder} does not exist; create it first")
+        # access() asks the kernel as a write would: permissions, ACLs, a read-only mount; root may write anyway.
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write into the output folder {existing} (read-only for this user); "
+                             "give another output or change the folder's permissions")
+
+
 def _identity(path: Path) -> tuple[int, int] | None:
     """The regular file at `path` (device and inode, links followed), or None: a device, FIFO or folder there is
     never replaced at all (io/atomic.py refuses it, saying so), so --overwrite would not help."""

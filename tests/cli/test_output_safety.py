@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import hdr_rgba, run_oxi, write_exr
+from tests.cli.conftest import OXI, hdr_rgba, run_oxi, write_exr
 
 
 @pytest.fixture
@@ -143,3 +144,36 @@ def test_skip_existing_never_takes_a_temporary_for_an_output(tmp_path: Path, sho
     result = run_oxi("cdl", str(shots), "-o", str(out), "--slope", "1.1", "--skip-existing", "--json")
     assert result.returncode == 0, result.stderr
     assert '"status": "ok"' in result.stdout and (out / "a.exr").is_file()
+
+
+def _as_a_user(args: list[str]) -> list[str]:
+    """The command as a user without root's override of permissions: as root (containers, CI images) it runs in a
+    new user namespace (`unshare -U`), where a folder's mode binds root too. Its own process: a service's worker
+    would write with the service's rights, which the namespace does not change."""
+    if os.getuid() != 0:
+        return args
+    unshare = shutil.which("unshare")
+    assert unshare, "as root the test needs util-linux's unshare to be refused a read-only folder"
+    return [unshare, "-U", *args]
+
+
+@pytest.mark.parametrize("output", ["ro/graded.exr", "-o ro/", "-o ro/new/"])
+def test_a_read_only_output_folder_is_refused_before_any_work(tmp_path: Path, output: str):
+    src = write_exr(tmp_path / "plate.exr", hdr_rgba(8, 12), aovs=False)
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    cmd = [OXI or "oxi", "cdl", str(src), *output.split(), "--slope", "1.1"]
+    env = {**os.environ, "OXI_SERVER": "off", "OXI_BACKEND": "cpu", "COLUMNS": "200"}
+    env.pop("OXI_OVERWRITE", None)
+    res = subprocess.run(_as_a_user(cmd), cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.count("\n") == 1 and "cannot write into the output folder ro (read-only" in res.stderr
+    # Refused before reading: not even the input's header is read for it (no plan, no record of a file).
+    assert "plate.exr" not in res.stderr and list((tmp_path / "ro").iterdir()) == []
+
+
+def test_a_missing_output_folder_for_one_file_is_refused_before_any_work(tmp_path: Path):
+    src = write_exr(tmp_path / "plate.exr", hdr_rgba(8, 12), aovs=False)
+    res = run_oxi("cdl", str(src), str(tmp_path / "nowhere" / "graded.exr"), "--slope", "1.1", "--json")
+    assert res.returncode == 2 and res.stdout == "", (res.stdout, res.stderr)
+    assert "output folder" in res.stderr and "does not exist; create it first" in res.stderr
