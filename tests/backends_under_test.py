@@ -41,9 +41,20 @@ def unavailable(label: str, error: BaseException) -> NoReturn:
     pytest.skip(message)
 
 
-def opened(name: str) -> Any:
+# A backend on a simulator (the CUDA backend under NUMBA_ENABLE_CUDASIM=1, where no NVIDIA driver is) runs its
+# kernels as Python threads, a pixel a thread: only tests whose id holds one of these run on it, small images that
+# take every path of its code (each op code, each image op, halves both ways, chains in place and not, alpha, the
+# program's source) in about a minute. On a real device every test runs.
+SIMULATED = ("test_op_codes.py::", "test_image_ops.py::", "test_accelerator_parity.py::test_place_",
+             "test_accelerator_parity.py::test_cdl_into_separate_destination",
+             "test_accelerator_parity.py::test_unpremultiplied_colour_chain",
+             "test_accelerator_parity.py::test_blur_matches_the_host[", "test_accelerator_parity.py::test_resize_matches")
+
+
+def opened(name: str, test: str = "") -> Any:
     """Backend `name` opened as `--backend NAME` opens it (its best device), the same object for every test of
-    the run: one device, one pipeline cache."""
+    the run: one device, one pipeline cache. A simulated backend skips `test` (its node id) unless SIMULATED
+    names it."""
     from oxi_cli.backends import registry
     from oxi_cli.errors import BackendUnavailable
 
@@ -55,4 +66,7 @@ def opened(name: str) -> Any:
             _REFUSED[name] = exc
     if name in _REFUSED:
         unavailable(kind.label, _REFUSED[name])
-    return _OPENED[name]
+    backend = _OPENED[name]
+    if getattr(backend, "simulated", False) and test and not any(part in test for part in SIMULATED):
+        pytest.skip(f"{kind.title} runs on a simulator here: tests/backends_under_test.SIMULATED runs on it")
+    return backend

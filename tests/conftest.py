@@ -15,6 +15,10 @@ os.environ.setdefault("OXI_WAIT_FOR_KERNELS", "1")
 # The `oxi` commands tests run are their own processes unless a run asks for the service (`OXI_SERVER=on pytest`:
 # the same tests through it). A service left running by someone's shell must not decide which.
 os.environ.setdefault("OXI_SERVER", "off")
+# Where no NVIDIA driver is (CI), the CUDA backend runs on Numba's CUDA simulator (kernels as Python on the CPU):
+# the subset backends_under_test.SIMULATED names takes every path of its code on each run. Set before Numba loads.
+if not __import__("oxi_cli.backends.cuda.devices", fromlist=["present"]).present():
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 
 @pytest.fixture(scope="session")
@@ -37,13 +41,13 @@ def each_backend(request):
 
     if request.param == registry.HOST:
         return request.getfixturevalue("cpu_backend")
-    return under_test.opened(request.param)
+    return under_test.opened(request.param, request.node.nodeid)
 
 
 @pytest.fixture(params=under_test.accelerator_names())
 def each_accelerator(request):
     """Each registered backend but the host, for the parity tests that hold it against the host (`cpu_backend`)."""
-    return under_test.opened(request.param)
+    return under_test.opened(request.param, request.node.nodeid)
 
 
 @pytest.fixture(scope="session")

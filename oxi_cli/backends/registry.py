@@ -103,6 +103,9 @@ HOST = "cpu"
 KINDS: dict[str, BackendKind] = {
     "cpu": BackendKind("cpu", "CPU", "oxi_cli.backends.cpu", "backend:open_cpu", "info:describe_devices", "numba",
                        "", False, "check that numba and llvmlite are installed (pip install numba)"),
+    "cuda": BackendKind("cuda", "CUDA", "oxi_cli.backends.cuda", "backend:open_cuda", "devices:describe_devices",
+                        "numba-cuda", "a CUDA device", True, "use --backend gpu or cpu", present="devices:present",
+                        chooser="devices:auto_device", holder="devices:held", lister="devices:listed"),
     "gpu": BackendKind("gpu", "GPU", "oxi_cli.backends.gpu", "opening:open_gpu", "device:describe_devices", "wgpu",
                        "a GPU adapter", True, "use --backend cpu", present="device:may_have_hardware_gpu",
                        chooser="device:auto_device", holder="device:held", lister="device:listed"),

@@ -5,7 +5,8 @@
 # them; correctly rounded ones differ from glibc's for 1-14% of arguments, and OCIO's results with them), then
 # chroma and gamut compression to RGB. The first and last hold the 17 powf calls of a pixel, as kernels/mathf.py's
 # inline pow, and no branch (every `if` is a select: each pixel computes every path and keeps the one OCIO's
-# branches take), so LLVM runs them 8 float32 or 4 float64 pixels at a time.
+# branches take), so LLVM runs them 8 float32 or 4 float64 pixels at a time. The stages loop over the scratch's
+# columns, not BLOCK: the CUDA backend runs them on one pixel's scratch a thread (backends/cuda/kernels.py).
 
 import math
 
@@ -210,7 +211,7 @@ def _gamut_compress(j, m, cusp_j, cusp_m, gamma_top_inv, gain, reach_m, p, o):
 def _to_cam(s, p, o):
     """Scratch RGB (ACES AP0) to the pixel's state, a and b, J, M and tone-mapped J. NaN or Inf in gives
     INVALID (OCIO's renderer: no hue, no table row), A <= 0 BLACK."""
-    for i in range(BLOCK):
+    for i in range(s.shape[1]):
         c0, c1, c2 = _mat(p, o + RGB_TO_CAM, s[S_R, i], s[S_G, i], s[S_B, i])
         big_a, a, bb = _mat(p, o + CONE_TO_AAB, _compress(c0), _compress(c1), _compress(c2))
         invalid = (big_a != big_a) | (a != a) | (bb != bb)
@@ -227,7 +228,7 @@ def _hue_rows(s, p, o, t, to):
     """The hue's cos and sin, reach M, the limiting gamut's cusp J, M and upper hull gamma there, and the
     focus gain; any hue for pixels that are not LIVE."""
     lo_step, hi_step = int(p[o + SEARCH_LO]), int(p[o + SEARCH_HI])
-    for i in range(BLOCK):
+    for i in range(s.shape[1]):
         h = ZERO
         if s[S_STATE, i] == LIVE:
             h = DEG_180 * math.atan2(s[S_BB, i], s[S_A, i]) / PI
@@ -250,7 +251,7 @@ def _hue_rows(s, p, o, t, to):
 @serial
 def _to_rgb(s, p, o):
     """Chroma and gamut compression, then back to display-linear RGB of the limiting gamut, into scratch RGB."""
-    for i in range(BLOCK):
+    for i in range(s.shape[1]):
         cos1, sin1 = s[H_COS, i], s[H_SIN, i]
         cos2 = TWO * cos1 * cos1 - ONE
         sin2 = TWO * cos1 * sin1

@@ -8,6 +8,7 @@ from oxi_cli.ops.codes import LUT1D, LUT1D_HALF
 
 ZERO, ONE = np.float32(0.0), np.float32(1.0)
 HALF_MAX_BITS = 0x7BFF
+TWO_23 = np.float32(8388608.0)
 
 
 @serial
@@ -46,7 +47,9 @@ def half_bits(x):
     if a >= 0x477FF000:  # 65520 and above round to Inf
         return sign | 0x7C00
     if a < 0x38800000:  # below 2^-14: a subnormal half, exactly |x| * 2^24 rounded to an integer
-        return sign | int(np.rint(bits_float(a) * np.float32(16777216.0)))
+        # Adding then taking 2**23 rounds a float32 below 2**22 to an integer, ties to even (as np.rint, which
+        # the CUDA backend's compile of this function lacks).
+        return sign | int((bits_float(a) * np.float32(16777216.0) + TWO_23) - TWO_23)
     h = (((a >> 23) - 112) << 10) | ((a >> 13) & 0x3FF)
     rest = a & 0x1FFF
     if rest > 0x1000 or (rest == 0x1000 and (h & 1) == 1):
