@@ -28,6 +28,8 @@ class BackendKind:
     the devices this process holds open (a warm service worker keeps them); `lister() -> (devices, auto_index,
     any_index)`, every device (each a dict with index, name, driver, kind and api: what `oxi probe --calibrate`
     measures and --device is checked against) and which of them `auto` and this backend forced would open.
+    `software`: it may have devices where `present()` says no device node is (wgpu's software adapters), so
+    `--device` with auto picks among its devices there.
     """
 
     name: str
@@ -43,6 +45,7 @@ class BackendKind:
     chooser: str = ""
     holder: str = ""
     lister: str = ""
+    software: bool = False
 
     def role(self, name: str) -> Any:
         return load(getattr(self, name), package=self.home)
@@ -108,7 +111,7 @@ KINDS: dict[str, BackendKind] = {
                         chooser="devices:auto_device", holder="devices:held", lister="devices:listed"),
     "gpu": BackendKind("gpu", "GPU", "oxi_cli.backends.gpu", "opening:open_gpu", "device:describe_devices", "wgpu",
                        "a GPU adapter", True, "use --backend cpu", present="device:may_have_hardware_gpu",
-                       chooser="device:auto_device", holder="device:held", lister="device:listed"),
+                       chooser="device:auto_device", holder="device:held", lister="device:listed", software=True),
 }
 
 

@@ -328,8 +328,11 @@ def resolve_choice(kind: str | None, device: int | None) -> str:
 
 
 def device_backend() -> str:
-    """The backend --device picks a device of with `auto`: the first with devices."""
-    return registry.with_devices()[0].name
+    """The backend --device picks a device of with `auto`: the first with devices this machine may have (by its
+    device nodes), else the first that may have software devices, else the first with devices."""
+    kinds = registry.with_devices()
+    return next((k.name for k in kinds if k.may_have_device()), next((k.name for k in kinds if k.software),
+                                                                     kinds[0].name))
 
 
 def auto_choice(device: int | None = None, thorough: bool = False) -> Choice:

@@ -26,6 +26,7 @@ def collect() -> dict[str, Any]:
     for kind in sorted(registry.KINDS.values(), key=lambda k: k.name == registry.HOST):
         for d in kind.describe(problems):
             d["auto"] = choice.kind == kind.name and choice.device == d.get("index")
+            d["backend"] = kind.name
             devices.append(d)
     auto = {"backend": choice.kind, "device": choice.device, "reason": choice.reason}
     if env in registry.KINDS:
@@ -57,7 +58,8 @@ def probe(json_output: bool, calibrate: bool = False, compile_kernels: bool = Fa
     table = Table(title="oxi compute devices", show_lines=False)
     table.add_column("")
     for d in doc["devices"]:
-        head = f"--device {d['index']}" if "index" in d else f"{registry.kind(registry.HOST).label} backend"
+        head = (f"{registry.kind(d['backend']).label} --device {d['index']}" if "index" in d
+                else f"{registry.kind(registry.HOST).label} backend")
         table.add_column(head + ("  [bold green]<- auto[/]" if d["auto"] else ""), overflow="fold")
     for label, cell in _ROWS:
         table.add_row(label, *(cell(d) for d in doc["devices"]))
@@ -107,7 +109,8 @@ _ROWS = [
     ("max workgroup size", _field("max_workgroup_size")),
     ("3D texture limit", _field("max_texture_3d")),
     ("shader-f16", _field("shader_f16", lambda b: "yes" if b else "no")),
-    ("memory", _field("memory", lambda n: _size(n))),
+    ("memory", _field("memory", lambda n: _size(n) if n else "")),
+    ("compute capability", _field("compute")),
     ("rates", lambda d: d["rates"]["source"]),
     ("GFLOP/s filters", lambda d: _flops(d, "flops")),
     ("GFLOP/s colour", lambda d: _flops(d, "color_flops")),

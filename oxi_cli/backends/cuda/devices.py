@@ -41,7 +41,7 @@ def list_devices() -> tuple[dict[str, Any], ...]:
     from numba import cuda
 
     if simulated():
-        return ({"index": 0, "name": "CUDA simulator", "driver": "numba-cuda simulator", "kind": "software",
+        return ({"index": 0, "name": "CUDA simulator", "driver": "numba-cuda simulator", "kind": "simulator",
                  "api": "CUDA", "memory": None, "compute": ""},)
     if not cuda.is_available():
         raise RuntimeError(NO_DRIVER)
@@ -58,11 +58,13 @@ def list_devices() -> tuple[dict[str, Any], ...]:
 
 
 def listed() -> tuple[list[dict[str, Any]], int | None, int | None]:
-    """The registry's lister: every device, the one `auto` weighs (a real GPU: never the simulator) and the one
-    `--backend cuda` opens (the first)."""
+    """The registry's lister: every device, the one `auto` weighs and the one `--backend cuda` opens (the first).
+    The simulator lists none: its speed means nothing to calibrate, and it has no device to pick."""
+    if simulated():
+        return [], None, None
     devices = [{k: d[k] for k in ("index", "name", "driver", "kind", "api")} for d in list_devices()]
     first = devices[0]["index"] if devices else None
-    return devices, (None if simulated() else first), first
+    return devices, first, first
 
 
 def auto_device(thorough: bool = False) -> tuple[int | None, str]:
@@ -94,7 +96,7 @@ def held() -> dict[int, str]:
 def describe_devices(problems: list[str]) -> list[dict[str, Any]]:
     """`oxi probe`'s rows (the registry's describer): each device, its memory and compute capability, and the rates
     `auto` weighs it by; what stands in the way goes to `problems`."""
-    if not simulated() and not present():
+    if simulated() or not present():  # the simulator is no device (listed() says why)
         return []
     try:
         devices = list_devices()
