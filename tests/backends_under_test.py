@@ -45,7 +45,8 @@ def unavailable(label: str, error: BaseException) -> NoReturn:
 # kernels as Python threads, a pixel a thread: only tests whose id holds one of these run on it, small images that
 # take every path of its code (each op code, each image op, halves both ways, chains in place and not, alpha, the
 # program's source) in about a minute. On a real device every test runs.
-SIMULATED = ("test_op_codes.py::", "test_image_ops.py::", "test_accelerator_parity.py::test_place_equals_the_host_bit_for_bit[cuda-pad_all_sides-4]",
+SIMULATED = ("test_op_codes.py::", "test_image_ops.py::",
+             "test_accelerator_parity.py::test_place_equals_the_host_bit_for_bit[cuda-pad_all_sides-4]",
              "test_accelerator_parity.py::test_cdl_into_separate_destination",
              "test_accelerator_parity.py::test_unpremultiplied_colour_chain",
              "test_accelerator_parity.py::test_blur_matches_the_host[cuda-sigma1.5-rgba-nan_inf]",
