@@ -25,8 +25,13 @@ def describe(path: str | Path) -> dict[str, Any]:
     "parts", each with its index, name, view and the same fields.
     """
     from oxi_cli.io import read_spec
+    from oxi_cli.io.movie import movie_container
 
     path = Path(path)
+    if movie_container(path):
+        from oxi_cli.io.movie import describe as describe_movie
+
+        return describe_movie(path)
     spec = read_spec(path)
     info: dict[str, Any] = {"path": str(path), "format": spec.meta.format, "file_bytes": path.stat().st_size}
     info.update(_describe_part(spec))

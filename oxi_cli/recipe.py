@@ -23,7 +23,7 @@ STEPS: dict[str, Step] = {
 # Recipe settings: table -> keys; each key has the command-line option of the same name (underscores
 # become dashes), and an option given on the command line wins over the recipe.
 SETTINGS: dict[str, tuple[str, ...]] = {
-    "output": ("name", "out_type", "compression", "quality"),
+    "output": ("name", "out_type", "compression", "quality", "codec", "fps", "burn"),
     "run": ("backend", "jobs", "memory_budget", "threads", "unpremult"),
 }
 # What each setting holds, as TOML spells it, with an example for the error message.
@@ -32,6 +32,9 @@ SETTING_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "out_type": ((str,), 'a string, e.g. out_type = "half"'),
     "compression": ((str,), 'a string, e.g. compression = "zip" or "dwab:45"'),
     "quality": ((int,), "an integer 1-100 (a JPEG's), e.g. quality = 90"),
+    "codec": ((str,), 'a string, e.g. codec = "prores_hq" (a movie\'s)'),
+    "fps": ((str, int, float), 'a rate, e.g. fps = 24 or fps = "23.976" (a movie\'s)'),
+    "burn": ((list, str), 'a string or a list of strings, e.g. burn = ["{shot}  {frame}", "top-right:{timecode}"]'),
     "backend": ((str,), 'a string, e.g. backend = "gpu"'),
     "jobs": ((int,), "an integer, e.g. jobs = 2"),
     "memory_budget": ((str, int), 'a size, e.g. memory_budget = "8G"'),
@@ -254,6 +257,10 @@ def _setting(path: Path, table: str, key: str, value: Any) -> Any:
     kinds, wanted = SETTING_TYPES[key]
     if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise FormatError(path, None, f"[{table}] {key} must be {wanted}; got {shown(value)}")
+    if key == "burn":
+        value = [value] if isinstance(value, str) else value
+        if not all(isinstance(v, str) for v in value):
+            raise FormatError(path, None, f"[{table}] burn must be {wanted}; got {shown(value)}")
     limits = {"threads": max_threads(), "jobs": MAX_JOBS, "quality": 100}
     if key in limits and not 1 <= value <= limits[key]:
         raise FormatError(path, None, f"[{table}] {key} must be 1..{limits[key]}; got {value}")

@@ -41,7 +41,10 @@ class BatchOptions:
     threads: int | None = None
     out_type: str | None = None
     compression: str | None = None
-    quality: int | None = None  # a JPEG output's, 1-100 (io/raster.py JPEG_QUALITY when not given)
+    quality: int | None = None  # a JPEG output's, 1-100 (io/raster.py JPEG_QUALITY when not given); a movie's CRF
+    codec: str | None = None  # a movie output's (io/movie.py CODECS; default by container)
+    fps: str | None = None  # a movie output's rate, as given (io/movie.parse_fps); None: the frames', else 24
+    burn: list[str] | None = None  # a movie output's burn-ins ('[place:]template', io/movie_pixels.parse_burn)
     in_place: bool = False
     part: str | None = None
     layers: str | None = None
@@ -57,6 +60,13 @@ class BatchOptions:
             if getattr(self, key) is None:
                 setattr(self, key, value)
 
+    @property
+    def movie(self) -> bool:
+        """Whether the output is a movie (-o review.mov): the frames of one file, not a file each."""
+        from oxi_cli.io.movie import movie_container
+
+        return movie_container(self.output) is not None
+
     def selection(self) -> Selection:
         """The part, layers and level each file is processed with (channels.Selection)."""
         from oxi_cli.channels import LayerRule, Selection  # the channels' rules import numpy: not for --help
@@ -68,7 +78,7 @@ class BatchOptions:
         top = max_threads()
         if self.threads is not None and not 1 <= self.threads <= top:
             raise UsageError(f"--threads must be 1..{top} ({THREADS_PER_CORE} per CPU core), got {self.threads}")
-        if self.quality is not None and not 1 <= self.quality <= 100:
+        if self.quality is not None and not 1 <= self.quality <= 100 and not self.movie:
             raise UsageError(f"--quality must be 1..100 (a JPEG's; default 95), got {self.quality}")
         if self.jobs is not None and not 1 <= self.jobs <= MAX_JOBS:
             raise UsageError(f"--jobs must be 1..{MAX_JOBS}, got {self.jobs}")

@@ -54,11 +54,11 @@ def start_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Calla
     """The batch of `args` through `chain`: the device checked, inputs found, outputs named and every clash refused,
     nothing processed yet. The one way in for the command and for Python callers (oxi_cli/api/files.py)."""
     check_device(opts, chain)
+    kind = kind or Batch
     inputs = expand_inputs(args, frames=opts.frames, recursive=opts.recursive)
-    target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
-    jobs = plan_jobs(inputs, target, chain, opts)
+    target, jobs = kind.plan_outputs(inputs, opts, chain)
     budget = memory_budget(opts.memory_budget)
-    return (kind or Batch)(jobs, inputs, target, chain, opts, budget)
+    return kind(jobs, inputs, target, chain, opts, budget)
 
 
 ANY_GPU_HOLDS = 256 << 20
@@ -97,6 +97,16 @@ class Batch:
         self.report = BatchReport([j.record for j in jobs], self.single)
         self.emitted: set[int] = set()
         self._index_of = {id(j.record): j.index for j in jobs}
+
+    @classmethod
+    def plan_outputs(cls, inputs: Inputs, opts: BatchOptions, chain: Any) -> tuple[OutputTarget, list[Job]]:
+        """What -o means for these inputs and each input's job (a movie's batch makes them frames of one file)."""
+        target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
+        return target, plan_jobs(inputs, target, chain, opts)
+
+    def _written_as(self, job: Job) -> Path:
+        """The file whose format the job's output is computed for (windows kept or not, pixel types)."""
+        return job.output
 
     def _outlets(self) -> tuple[TextIO, TextIO, Reporter]:
         """Where --json records, progress and messages go: stdout and the terminal's stderr."""
@@ -252,7 +262,7 @@ class Batch:
             return None
         try:
             spec = read_spec(first.item.path)
-            ops = self.chain.ops_for(spec.width, spec.height, holds_windows(first.output))
+            ops = self.chain.ops_for(spec.width, spec.height, holds_windows(self._written_as(first)))
         except OxiError:
             return None  # reported when the file itself is processed
         half = all(kind == "half" for kind in spec.meta.pixel_types.values())
@@ -303,7 +313,7 @@ class Batch:
         rec = job.record
         try:
             spec = read_spec(job.item.path)
-            job.ops = self.chain.ops_for(spec.width, spec.height, holds_windows(job.output))
+            job.ops = self.chain.ops_for(spec.width, spec.height, holds_windows(self._written_as(job)))
             if self.trial is not None and job.backend is None:
                 job.backend, job.slot = self.trial.next_backend()
                 if (verdict := self.trial.verdict()) and not self.opts.quiet:
@@ -338,7 +348,7 @@ class Batch:
             return plan_for_files(
                 job.ops,
                 job.item.path,
-                job.output,
+                self._written_as(job),
                 backend,
                 strategy=self.opts.strategy or "auto",
                 memory_limit=self.budget,

@@ -18,6 +18,7 @@ BATCH = "Inputs, outputs and batches"
 COMPUTE = "Compute and output format"
 MESSAGES = "Messages and reports"
 PARTS = "Parts, views and layers"
+MOVIES = "Movies (-o review.mov)"
 LAYERS_HELP = (
     "Layers colour ops grade, besides the picture's own R, G, B and every view's (right.R ...): "
     "layer names, 'all' (every layer with R, G and B), '-NAME' to leave one out; e.g. --layers diffuse,specular "
@@ -247,8 +248,43 @@ QualityOpt = Annotated[
     int | None,
     typer.Option(
         "--quality",
-        help="JPEG quality, 1-100 (default 95).",
+        help="JPEG quality, 1-100 (default 95); for an h264/h265 movie, the constant rate factor, 0-51 (lower is "
+        "better; default 18 for h264, 20 for h265).",
         rich_help_panel=COMPUTE,
+        show_default=False,
+    ),
+]
+CodecOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--codec",
+        help="A movie's codec: prores_hq (ProRes 422 HQ, the .mov default), prores, prores_lt, prores_proxy, "
+        "prores_4444 (keeps alpha), prores_4444xq, h264 (the .mp4 default), h265, dnxhr_hq, dnxhr_sq, dnxhr_lb, "
+        "dnxhr_hqx, dnxhr_444. E.g. oxi display 'plate.####.exr' -o review.mp4 --codec h265 --from ACEScg "
+        "--display 'Rec.1886 Rec.709 - Display' --view 'ACES 2.0 - SDR 100 nits (Rec.709)'",
+        rich_help_panel=MOVIES,
+        show_default=False,
+    ),
+]
+FpsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fps",
+        help="A movie's frame rate: 24, 23.976 (24000/1001), 25, 29.97, 30, 48, 50, 59.94, 60. Default: the "
+        "first frame's framesPerSecond attribute, else 24. The start timecode is the first frame's timeCode "
+        "attribute, else its frame number counted at this rate (frame 1001 at 24 fps: 00:00:41:17).",
+        rich_help_panel=MOVIES,
+        show_default=False,
+    ),
+]
+BurnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--burn",
+        help="Text burnt into each movie frame, repeatable: fields {shot} {frame} {timecode} {name} {stem} {fps} "
+        "{codec}, after an optional place (top-left, top, top-right, bottom-left (default), bottom, "
+        "bottom-right:). E.g. --burn '{shot}  {frame}' --burn 'top-right:{timecode}'",
+        rich_help_panel=MOVIES,
         show_default=False,
     ),
 ]
@@ -323,6 +359,9 @@ JOB_OPTIONS: dict[str, Any] = {
     "out_type": OutTypeOpt,
     "compression": CompressionOpt,
     "quality": QualityOpt,
+    "codec": CodecOpt,
+    "fps": FpsOpt,
+    "burn": BurnOpt,
     "in_place": InPlaceOpt,
     "part": PartOpt,
     "layers": LayersOpt,
@@ -460,7 +499,9 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
         from oxi_cli.batch.runner import run_batch
 
         kind = None
-        if opts.cluster and not opts.plan_only:  # --plan shows plans here; a cluster only changes where files run
+        if opts.movie:  # -o review.mov: every input a frame of one movie
+            from oxi_cli.batch.movie import MovieBatch as kind
+        elif opts.cluster and not opts.plan_only:  # --plan shows plans here; a cluster only changes where files run
             from oxi_cli.batch.cluster import ClusterBatch as kind
         code = run_batch(inputs, chain, opts, kind)
     if code:

@@ -105,6 +105,9 @@ def _message(doc: dict[str, Any]) -> str:
 
 
 def _print(console: Any, doc: dict[str, Any]) -> None:
+    if "codec" in doc:
+        _print_movie(console, doc)
+        return
     parts = doc.get("parts") or [doc]
     kind = doc["format"].upper()
     if len(parts) > 1:
@@ -115,6 +118,30 @@ def _print(console: Any, doc: dict[str, Any]) -> None:
             view = f" (view {part['view']})" if part.get("view") else ""
             console.print(f"[bold]part {part['index']}[/] {part.get('name') or ''}{view}")
         _print_part(console, part)
+    console.print()
+
+
+def _print_movie(console: Any, doc: dict[str, Any]) -> None:
+    """A movie (io/movie.describe): codec, size, frames, rate, timecode and colour tags."""
+    from rich.table import Table
+
+    console.print(f"[bold]{doc['path']}[/]  [dim]{doc['format'].upper()} movie, {_bytes(doc['file_bytes'])}[/]")
+    colour = doc["colour"]
+    rows = [
+        ("codec", f"{doc['codec']} ({doc['pix_fmt']})"),
+        ("size", f"{doc['width']} x {doc['height']}"),
+        ("frames", str(doc["frames"])),
+        ("rate", f"{doc['fps_decimal']:g} fps ({doc['fps']})" if doc["fps"] else "not stated"),
+        ("timecode", doc["timecode"] or "not stated"),
+        ("colour", f"primaries {colour['primaries']}, transfer {colour['transfer']}, matrix {colour['matrix']}, "
+                   f"range {colour['range']}" + (f": {colour['display']}" if colour["display"] else "")),
+    ]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column(overflow="fold")
+    for label, value in rows:
+        grid.add_row(label, value)
+    console.print(grid, markup=False)
     console.print()
 
 
