@@ -446,7 +446,8 @@ def split_in_out(paths: Sequence[str], opts: BatchOptions) -> list[str]:
         raise UsageError("give an output: `IN OUT` for one file, or -o/--output FOLDER for several inputs")
     else:
         raise UsageError(f"{len(paths)} paths given without -o: name the output folder with -o/--output (e.g. -o out/)")
-    refuse_file_output(inputs, opts.output, opts.name)
+    if not opts.movie:  # a movie is one file for every input
+        refuse_file_output(inputs, opts.output, opts.name)
     return inputs
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -419,28 +419,15 @@ def describe(path: str | Path) -> dict[str, Any]:
         raise InputError(f"{path}: not a movie oxi can read ({one_line(e)})") from None
 
 
+_PRORES_PROFILES = {"proxy": "prores_proxy", "lt": "prores_lt", "standard": "prores", "hq": "prores_hq",
+                    "4444": "prores_4444", "xq": "prores_4444xq"}
+
+
 def _codec_name(ctx: Any) -> str:
-    """prores_hq for ProRes 422 HQ: the name --codec takes, from the codec and its profile."""
-    profile = (ctx.profile or "").lower() if isinstance(ctx.profile, str) else ""
-    name = ctx.name
-    if name == "prores":
-        for codec in CODECS.values():
-            if codec.encoder == "prores_ks" and codec.label.lower().replace("prores ", "") == profile.replace(
-                    "422 ", "422 ").strip():
-                return codec.name
-        words = {"proxy": "prores_proxy", "lt": "prores_lt", "standard": "prores", "hq": "prores_hq",
-                 "4444": "prores_4444", "xq": "prores_4444xq"}
-        for word, codec_name in words.items():
-            if profile.endswith(word):
-                return codec_name
-    if name == "dnxhd" and profile:
+    """The name --codec takes (prores_hq for ProRes 422 HQ), from the decoder's name and profile."""
+    profile = str(ctx.profile or "").lower()
+    if ctx.name == "prores" and profile in _PRORES_PROFILES:
+        return _PRORES_PROFILES[profile]
+    if ctx.name == "dnxhd" and profile.startswith("dnxhr"):
         return profile.replace(" ", "_")
-    return {"hevc": "h265"}.get(name, name)
-
-
-def read_frames(path: str | Path, fmt: str = "gbrpf32le") -> Iterator[Any]:
-    """Each decoded frame of a movie (tests and `oxi info`'s checks), as PyAV gives it."""
-    import av
-
-    with av.open(str(path)) as container:
-        yield from container.decode(video=0)
+    return {"hevc": "h265"}.get(ctx.name, ctx.name)

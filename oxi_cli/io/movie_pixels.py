@@ -59,7 +59,7 @@ class Converter:
         self.top = float((1 << codec.depth) - 1)
         kr, kb = display.kr, display.kb
         self.weights = np.array([kr, 1.0 - kr - kb, kb], dtype=np.float32)
-        self.cb = np.array([-kr, -(1.0 - kr - kb), 1.0 - kr], dtype=np.float32) / np.float32(2.0 * (1.0 - kb))
+        self.cb = np.array([-kr, -(1.0 - kr - kb), 1.0 - kb], dtype=np.float32) / np.float32(2.0 * (1.0 - kb))
         self.cr = np.array([1.0 - kr, -(1.0 - kr - kb), -kb], dtype=np.float32) / np.float32(2.0 * (1.0 - kr))
         sx, sy = codec.chroma
         self.chroma_size = (-(-height // sy), -(-width // sx))
