@@ -248,7 +248,7 @@ def _rate(fps: Fraction) -> str:
 
 
 def _shot(stem: str, frame: int | None) -> str:
-    from oxi_cli.batch.naming import render_name
     from oxi_cli.batch.inputs import InputItem
+    from oxi_cli.batch.naming import render_name
 
     return render_name("{base}", InputItem(Path(stem + ".exr"), frame))

@@ -15,6 +15,7 @@ Examples:
   oxi info plate.exr --stats                  # min, max, mean, NaN and Inf per channel
   oxi info shots/ --json | jq '.channels'
   oxi info 'plate.####.exr' --frames 1001-1010 --stats --json
+  oxi info review.mov                         # codec, size, frames, rate, timecode, colour tags
 \b
 --stats reads EXR files in bands of rows, so memory stays bounded for any image size. Min, max and mean
 cover finite values; NaN and infinities are counted apart. 8/16-bit values are shown as 0..1, as oxi
@@ -33,7 +34,8 @@ def info(
     frames: FramesOpt = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
-    """Show an image's size, channels and pixel types, compression, tiling, windows and attributes."""
+    """Show an image's size, channels and pixel types, compression, tiling, windows and attributes (a movie's
+    codec, size, frames, rate, timecode and colour tags)."""
     from oxi_cli.batch.inputs import expand_inputs
     from oxi_cli.cli.common import reporting
     from oxi_cli.errors import OxiError

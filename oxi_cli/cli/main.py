@@ -19,6 +19,7 @@ Every processing command takes IN OUT, or many inputs with -o:
   oxi cdl shots/ -o graded/ --cdl look.cc --jobs 2 --skip-existing --continue-on-error
   oxi run 'plate.####.exr' -o 'out/plate.####.exr' --frames 1001-1100 --cdl look.cc --lut3d show.cube
   oxi run --recipe dailies.toml shots/*.exr -o dailies/ --json > dailies.jsonl
+  oxi display 'plate.####.exr' -o review.mov --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped"
 Exit status: 0 ok, 1 a file failed, 2 bad usage or input, 130 interrupted.
 """
 

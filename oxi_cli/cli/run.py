@@ -52,6 +52,8 @@ Examples:
   oxi run shots/*.exr -o dailies/ --cdl:style=asc grade.cc --lut3d show.cube --resize:filter=box 50% -j 2
   oxi run --recipe dailies.toml 'plate.####.exr' -o 'out/plate.####.exr' --frames 1001-1100 --json
   oxi run renders/ -o half/ --recursive --out-type half --compression dwaa       # re-encode only
+  oxi run 'plate.####.exr' -o review.mov --cdl grade.cc --display ACEScg:"sRGB - Display":"Un-tone-mapped" \\
+      --codec prores_hq --burn "{shot}  {frame}"      # one review movie (.mov: ProRes, .mp4: H.264)
   oxi run cg.exr out.exr --cdl look.cc --resize 50% --lut3d show.cube --unpremult
       (a premultiplied render: each colour run graded unpremultiplied, the resize on premultiplied pixels)
 """

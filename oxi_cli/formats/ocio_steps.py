@@ -164,6 +164,8 @@ Examples:
   oxi colorspace plate.exr plate_cct.exr --from ACEScg --to ACEScct
   oxi colorspace plate.exr thumb.png --from ACEScg --to "sRGB - Texture" --config ocio://studio-config-latest
   oxi colorspace --list --config ocio://studio-config-latest
+  oxi colorspace 'plate.####.exr' -o hdr.mov --from ACEScg --to "Rec.2100-PQ - Display" \\
+      --config ocio://studio-config-latest        # a ProRes 422 HQ movie tagged Rec.2100 PQ
   oxi colorspace --list --json | jq '.colorspaces[].name'
 \b
 Names, aliases and roles resolve as OpenColorIO resolves them. OCIO builds and optimises the processor; oxi
@@ -195,7 +197,13 @@ Examples:
   oxi display plate.exr review.exr --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped" \\
       --look "ACES 1.3 Reference Gamut Compression"
   oxi display graphic.png linear.exr --from ACEScg --display "sRGB - Display" --view "Un-tone-mapped" --inverse
+  oxi display 'plate.####.exr' -o review.mov --from ACEScg --display "Rec.1886 Rec.709 - Display" \\
+      --view "ACES 2.0 - SDR 100 nits (Rec.709)" --burn "{shot}  {frame}" --burn "top-right:{timecode}"
+  oxi display 'plate.####.exr' -o review.mp4 --fps 23.976 --quality 16 --from ACEScg --display "sRGB - Display" \\
+      --view "ACES 2.0 - SDR 100 nits (Rec.709)"
 \b
+A .mov or .mp4 output over a sequence is one review movie (ProRes 422 HQ in a .mov, H.264 in an .mp4; --codec),
+tagged for the display (Rec.709, sRGB, Display P3, Rec.2100 PQ/HLG), its rate and timecode from the frames.
 A PNG or JPEG output is a review frame: 8-bit R, G, B (--out-type uint16 for 16 bits; --alpha keeps alpha in a
 PNG: a render's colour is premultiplied, PNG's alpha is not, so without it the frame is the picture over black).
 An EXR keeps every channel and a TIFF R, G, B and alpha, in the input's pixel types. The output is tagged with

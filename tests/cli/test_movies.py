@@ -54,7 +54,8 @@ def test_prores_hq_frames_match_the_float_review_frames_to_50_db(tmp_path: Path)
         assert v.average_rate == 24
         assert v.metadata["timecode"] == "00:00:41:17"  # frame 1001 counted at 24 fps
         ctx = v.codec_context
-        assert (int(ctx.color_primaries), int(ctx.color_trc), int(ctx.colorspace), int(ctx.color_range)) == (1, 13, 1, 1)
+        tags = (ctx.color_primaries, ctx.color_trc, ctx.colorspace, ctx.color_range)
+        assert tuple(int(t) for t in tags) == (1, 13, 1, 1)  # BT.709 primaries, sRGB transfer, BT.709 matrix, video
 
 
 def test_h264_at_the_default_quality_matches_to_42_db_and_decodes_in_order(tmp_path: Path):
@@ -296,3 +297,13 @@ def test_ctrl_c_mid_movie_leaves_nothing_and_exits_130(tmp_path: Path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     nothing_left(tmp_path, movie)
+
+
+def test_frames_in_flight_under_jobs_reach_the_movie_in_order(tmp_path: Path):
+    pattern = sequence(tmp_path / "in", list(range(1, 9)))
+    one, two = tmp_path / "one.mov", tmp_path / "two.mov"
+    assert run_oxi("display", pattern, "-o", str(one), *SDR, "-q").returncode == 0
+    assert run_oxi("display", pattern, "-o", str(two), *SDR, "-q", "--jobs", "2").returncode == 0
+    a, b = decoded(one), decoded(two)
+    assert len(a) == len(b) == 8
+    assert all(np.array_equal(x.to_ndarray(), y.to_ndarray()) for x, y in zip(a, b, strict=True))

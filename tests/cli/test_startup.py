@@ -12,7 +12,8 @@ import pytest
 from oxi_cli.ops.base import FLOAT32_MAX
 
 # What real work imports and help must not: numpy alone was ~0.2 s of a 0.4 s `oxi --help` on the GPU host.
-HEAVY = {"numpy", "numba", "wgpu", "OpenEXR", "PyOpenColorIO", "imageio", "tifffile", "imagecodecs", "llvmlite"}
+HEAVY = {"numpy", "numba", "wgpu", "OpenEXR", "PyOpenColorIO", "imageio", "tifffile", "imagecodecs", "llvmlite", "av",
+         "PIL"}
 
 
 def imported(*args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
