@@ -74,14 +74,14 @@ class Converter:
         """Y', Cb, Cr (and alpha) planes of an (H, W, 3) float32 R'G'B' frame in 0..1, for frame `index`."""
         import numpy as np
 
-        rgb = np.clip(np.nan_to_num(rgb, nan=0.0), 0.0, 1.0)
+        rgb = np.fmin(np.fmax(rgb, np.float32(0.0)), np.float32(1.0))  # NaN (fmax drops it) and below 0 to 0
         y = rgb @ self.weights
         sub = _subsample(rgb, self.codec.chroma)
         cb, cr = sub @ self.cb, sub @ self.cr
         out = [self._code(y, *self.luma, index, 0), self._code(cb, *self.chroma, index, 1),
                self._code(cr, *self.chroma, index, 2)]
         if self.codec.alpha:
-            a = np.ones_like(y) if alpha is None else np.clip(np.nan_to_num(alpha, nan=0.0), 0.0, 1.0)
+            a = np.ones_like(y) if alpha is None else np.fmin(np.fmax(alpha, np.float32(0.0)), np.float32(1.0))
             out.append(self._code(a, 0.0, self.top, index, 3))  # alpha is full range
         return out
 
