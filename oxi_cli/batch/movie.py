@@ -86,7 +86,14 @@ class MovieBatch(Batch):
     def _open_movie(self) -> None:
         """Read the first frame's header: picture size, rate, timecode and the display its chain ends on."""
         from oxi_cli.io import read_spec
-        from oxi_cli.io.movie import MovieHeader, MovieWriter, display_for, header_timecode
+        from oxi_cli.io.movie import (
+            MovieHeader,
+            MovieWriter,
+            add_frames,
+            display_for,
+            frames_to_timecode,
+            header_timecode,
+        )
         from oxi_cli.io.movie_pixels import Converter, even_size
         from oxi_cli.ops.base import chain_colour, chain_size
 
@@ -104,10 +111,11 @@ class MovieBatch(Batch):
                              "prores_hq, h265 or dnxhr_hqx")
         fps = self.settings.fps or _header_fps(spec.meta.header) or DEFAULT_FPS
         timecode = header_timecode(spec.meta.header.get("timeCode"))
-        if timecode is None:
-            from oxi_cli.io.movie import frames_to_timecode
-
-            timecode = frames_to_timecode(first.item.frame or 0, fps)
+        if timecode is not None:  # the movie starts at the range's first frame, which may be a held gap
+            timecode = add_frames(timecode, -first.index, fps)
+        else:
+            start = self.jobs[0].item.frame
+            timecode = frames_to_timecode(start if start is not None else 0, fps)
         alpha = codec.alpha and "A" in spec.channels
         coded = even_size(codec, width, height)
         if coded != (width, height) and not self.opts.quiet:
@@ -123,7 +131,11 @@ class MovieBatch(Batch):
                               and self._next == len(self.jobs) and self._last is not None)
         writer, self.writer = self.writer, None
         if not whole:
+            encoder_failed = bool(writer.errors)  # a full disk: holding frames would not help
             writer.abort()
+            if not self.report.interrupted:
+                hint = "" if encoder_failed else "; --continue-on-error holds the previous frame over failed frames"
+                self.reporter.message(f"oxi: error: no movie was written to {self.target.path}{hint}")
             return
         writer.finish()
         if not self.opts.quiet:

@@ -307,3 +307,17 @@ def test_frames_in_flight_under_jobs_reach_the_movie_in_order(tmp_path: Path):
     a, b = decoded(one), decoded(two)
     assert len(a) == len(b) == 8
     assert all(np.array_equal(x.to_ndarray(), y.to_ndarray()) for x, y in zip(a, b, strict=True))
+
+
+def test_a_corrupt_frame_stops_the_movie_or_is_held_over(tmp_path: Path):
+    pattern = sequence(tmp_path / "in", [1, 2, 3])
+    (tmp_path / "in" / "plate.0002.exr").write_bytes(b"not an exr file at all")
+    movie = tmp_path / "review.mov"
+    done = run_oxi("display", pattern, "-o", str(movie), *SDR)
+    assert done.returncode in (1, 2) and "Traceback" not in done.stderr
+    assert f"no movie was written to {movie}; --continue-on-error holds" in done.stderr
+    nothing_left(tmp_path, movie)
+    done = run_oxi("display", pattern, "-o", str(movie), *SDR, "--continue-on-error")
+    assert done.returncode == 1 and "3 frames; held over 1 missing or failed" in done.stderr
+    rgb = [to_rgb(f) for f in decoded(movie)]
+    assert np.array_equal(rgb[0], rgb[1]) and not np.array_equal(rgb[1], rgb[2])
