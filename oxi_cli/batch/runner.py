@@ -56,7 +56,8 @@ def start_batch(args: Sequence[str], chain: Any, opts: BatchOptions, kind: Calla
     check_device(opts, chain)
     kind = kind or Batch
     inputs = expand_inputs(args, frames=opts.frames, recursive=opts.recursive)
-    target, jobs = kind.plan_outputs(inputs, opts, chain)
+    plan_outputs = getattr(kind, "plan_outputs", Batch.plan_outputs)  # a factory (a partial) plans as Batch does
+    target, jobs = plan_outputs(inputs, opts, chain)
     budget = memory_budget(opts.memory_budget)
     return kind(jobs, inputs, target, chain, opts, budget)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import re
+import string
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -173,6 +175,35 @@ def add_frames(start: str, count: int, rate: Fraction) -> str:
     return text[:8] + ";" + text[9:] if ";" in start else text
 
 
+PLACES = ("top-left", "top", "top-right", "bottom-left", "bottom", "bottom-right")
+BURN_FIELDS = ("shot", "frame", "timecode", "name", "stem", "fps", "codec")
+_PLACE = re.compile(r"^(" + "|".join(re.escape(p) for p in sorted(PLACES, key=len, reverse=True)) + r"):")
+
+
+@dataclass(frozen=True)
+class Burn:
+    """One --burn text: a template of BURN_FIELDS and where it goes."""
+
+    text: str
+    place: str = "bottom-left"
+
+
+def parse_burn(value: str) -> Burn:
+    """'{shot}  {frame}' (bottom left) or 'top-right:{timecode}'; unknown {fields} refused before any work."""
+    m = _PLACE.match(value)
+    place, text = (m.group(1), value[m.end():]) if m else ("bottom-left", value)
+    try:
+        names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+    except ValueError as e:
+        raise UsageError(f"--burn {value!r} is not a valid template ({e}); write fields as {{frame}}") from None
+    for name in names:
+        if name not in BURN_FIELDS:
+            known = ", ".join("{" + f + "}" for f in BURN_FIELDS)
+            raise UsageError(f"--burn field {{{name}}} is unknown; use {known}, after an optional place "
+                             f"({', '.join(PLACES)}:)")
+    return Burn(text, place)
+
+
 @dataclass(frozen=True)
 class MovieSettings:
     """One movie's settings, checked before any frame is computed."""
@@ -192,8 +223,6 @@ class MovieSettings:
 def movie_settings(path: str | Path, codec: str | None, quality: int | None, fps: str | None,
                    burns: Sequence[str] = ()) -> MovieSettings:
     """Check --codec, --quality, --fps and --burn for the movie at `path` (one line each)."""
-    from oxi_cli.io.movie_pixels import parse_burn
-
     container = movie_container(path)
     assert container is not None
     chosen = codec_for(codec, container)

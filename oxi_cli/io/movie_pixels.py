@@ -3,46 +3,12 @@ movie's tags say, chroma filtered to the codec's subsampling, TPDF-dithered to i
 
 from __future__ import annotations
 
-import re
-import string
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from oxi_cli.errors import UsageError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from oxi_cli.io.movie import Codec, Display
-
-PLACES = ("top-left", "top", "top-right", "bottom-left", "bottom", "bottom-right")
-BURN_FIELDS = ("shot", "frame", "timecode", "name", "stem", "fps", "codec")
-_PLACE = re.compile(r"^(" + "|".join(re.escape(p) for p in sorted(PLACES, key=len, reverse=True)) + r"):")
-
-
-@dataclass(frozen=True)
-class Burn:
-    """One --burn text: a template of BURN_FIELDS and where it goes."""
-
-    text: str
-    place: str = "bottom-left"
-
-
-def parse_burn(value: str) -> Burn:
-    """'{shot}  {frame}' (bottom left) or 'top-right:{timecode}'; unknown {fields} refused before any work."""
-    m = _PLACE.match(value)
-    place, text = (m.group(1), value[m.end():]) if m else ("bottom-left", value)
-    try:
-        names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
-    except ValueError as e:
-        raise UsageError(f"--burn {value!r} is not a valid template ({e}); write fields as {{frame}}") from None
-    for name in names:
-        if name not in BURN_FIELDS:
-            known = ", ".join("{" + f + "}" for f in BURN_FIELDS)
-            raise UsageError(f"--burn field {{{name}}} is unknown; use {known}, after an optional place "
-                             f"({', '.join(PLACES)}:)")
-    return Burn(text, place)
-
+    from oxi_cli.io.movie import Burn, Codec, Display
 
 class Converter:
     """Turns frames of one size into the codec's planes; keeps the dither noise, made once per movie."""

@@ -11,14 +11,16 @@ from oxi_cli.errors import UsageError
 from oxi_cli.io.movie import (
     CODECS,
     DISPLAYS,
+    Burn,
     add_frames,
     codec_for,
     display_for,
     frames_to_timecode,
     movie_settings,
+    parse_burn,
     parse_fps,
 )
-from oxi_cli.io.movie_pixels import Burn, Converter, parse_burn
+from oxi_cli.io.movie_pixels import Converter
 
 
 @pytest.mark.parametrize(("text", "rate"), [("24", Fraction(24)), ("23.976", Fraction(24000, 1001)),
