@@ -57,7 +57,7 @@ class MovieBatch(Batch):
         self.holds: list[int] = []
 
     def _written_as(self, job: Job) -> Path:
-        # Frames are computed as float TIFF-like pictures: R, G, B (and alpha), the display window's pixels.
+        # Planned and resolved as for a TIFF (float, no data window apart: a --fit pad is in the pixels).
         return job.output.with_suffix(".tif")
 
     # --- the movie around the batch ------------------------------------------------------------------------
@@ -157,7 +157,7 @@ class MovieBatch(Batch):
         progress(0, 1)
         selection = self.opts.selection()
         if job.plan is None or job.plan.strategy == "single":
-            sink = MemorySink("tiff")
+            sink = MemorySink("exr")  # every channel kept as computed: a movie leaves AOVs out silently, by design
             result = execute(job.ops, FileSource(job.item.path, selection.part), sink, backend, out_type="float",
                              layers=selection.layers)
             image = sink.image
@@ -166,7 +166,7 @@ class MovieBatch(Batch):
             from oxi_cli.stream import run_in_memory
 
             image = run_in_memory(job.ops, read_image(job.item.path), backend, job.plan, out_type="float",
-                                  out_format="tiff", layers=selection.layers)
+                                  out_format="exr", layers=selection.layers)
             result = Result(backend.name, job.plan.width, job.plan.height, image.width, image.height,
                             list(image.planes), strategy=job.plan.strategy)
         planes = self._planes(job, image)

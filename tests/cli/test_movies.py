@@ -321,3 +321,14 @@ def test_a_corrupt_frame_stops_the_movie_or_is_held_over(tmp_path: Path):
     assert done.returncode == 1 and "3 frames; held over 1 missing or failed" in done.stderr
     rgb = [to_rgb(f) for f in decoded(movie)]
     assert np.array_equal(rgb[0], rgb[1]) and not np.array_equal(rgb[1], rgb[2])
+
+
+def test_a_movie_leaves_layers_out_without_a_warning(tmp_path: Path):
+    from tests.cli.conftest import hdr_rgba, write_exr
+
+    (tmp_path / "in").mkdir()
+    for f in (1, 2):
+        write_exr(tmp_path / "in" / f"plate.{f:04d}.exr", hdr_rgba(36, 64, seed=f))  # with diffuse.R, G, B
+    done = run_oxi("display", str(tmp_path / "in" / "plate.####.exr"), "-o", str(tmp_path / "r.mov"), *SDR)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
