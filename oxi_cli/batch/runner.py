@@ -31,6 +31,7 @@ from oxi_cli.errors import (
     BackendUnavailable,
     GpuFailure,
     OxiError,
+    UsageError,
     caused_by_interrupt,
     note_settled,
 )
@@ -102,6 +103,9 @@ class Batch:
     @classmethod
     def plan_outputs(cls, inputs: Inputs, opts: BatchOptions, chain: Any) -> tuple[OutputTarget, list[Job]]:
         """What -o means for these inputs and each input's job (a movie's batch makes them frames of one file)."""
+        if opts.movie:  # batch/movie.py's MovieBatch writes movies; other batches would make -o a folder
+            raise UsageError(f"-o {opts.output} is a movie, which the oxi command writes (oxi display SEQ -o "
+                             f"{Path(str(opts.output)).name} ...); give a folder or a sequence pattern here")
         target = resolve_target(opts.output, inputs, opts.name, opts.recipe_name)
         return target, plan_jobs(inputs, target, chain, opts)
 

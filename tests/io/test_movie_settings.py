@@ -106,3 +106,13 @@ def test_chroma_of_4_2_2_is_the_filtered_even_columns():
     assert y.shape == (4, 6) and cb.shape == cr.shape == (4, 3)
     _, ref_cb, ref_cr = _bt709_reference(flat[:, ::2], 10)
     assert np.abs(cb - ref_cb).max() <= 1.5 and np.abs(cr - ref_cr).max() <= 1.5
+
+
+def test_the_python_api_refuses_a_movie_output_rather_than_make_a_folder_of_it(tmp_path):
+    import oxi_cli as oxi
+
+    frame = tmp_path / "plate.exr"
+    frame.write_bytes(b"")  # never read: the output is refused first
+    with pytest.raises(UsageError, match="is a movie, which the oxi command writes"):
+        oxi.process(str(frame), tmp_path / "review.mov", oxi.Cdl(slope=(1.1, 1.0, 1.0)))
+    assert not (tmp_path / "review.mov").exists()
