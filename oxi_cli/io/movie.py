@@ -292,13 +292,16 @@ class MovieWriter:
             self._atomic.__exit__(type(e), e, e.__traceback__)
             raise
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._encode_all, name="oxi-movie", daemon=True)
         self._thread.start()
 
     def put(self, planes: list[Any]) -> None:
-        """Queue one frame's planes (movie_pixels.to_ycbcr); raises the encoder's failure, if it had one."""
+        """Queue one frame's planes (movie_pixels.Converter.planes); raises the encoder's failure, if it had one."""
         while True:
             self._raise()
+            if self._stop.is_set():
+                raise ProcessingError(f"{self.settings.path}: the movie was abandoned")
             try:
                 self._queue.put(planes, timeout=0.1)
                 return
@@ -314,6 +317,8 @@ class MovieWriter:
 
         try:
             while (planes := self._queue.get()) is not _DONE:
+                if self._stop.is_set():
+                    return
                 frame = av.VideoFrame(self.header.width, self.header.height, self.settings.codec.pix_fmt)
                 _fill(frame, planes)
                 _tag(frame, self.header.display)
@@ -321,6 +326,8 @@ class MovieWriter:
                 self.frames += 1
                 for packet in self._stream.encode(frame):
                     self._container.mux(packet)
+            if self._stop.is_set():  # aborted: abort() closes the file and deletes it
+                return
             for packet in self._stream.encode():
                 self._container.mux(packet)
             self._container.close()
@@ -343,12 +350,15 @@ class MovieWriter:
         self._atomic.__exit__(None, None, None)
 
     def abort(self, why: BaseException | None = None) -> None:
-        """Stop the encoder and delete the temporary: nothing is left behind."""
-        if self._thread.is_alive():
-            self.errors.append(why or ProcessingError("aborted"))
-            with contextlib.suppress(queue.Full):
-                self._queue.put_nowait(_DONE)
-            self._thread.join(5)
+        """Stop the encoder (after the frame it is encoding) and delete the temporary: nothing is left behind."""
+        self._stop.set()
+        with contextlib.suppress(queue.Empty):
+            while True:  # frames still queued are dropped, so the end marker always finds room
+                self._queue.get_nowait()
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(_DONE)
+        while self._thread.is_alive():  # the file is closed only once no thread writes it
+            self._thread.join(0.1)
         with contextlib.suppress(Exception):
             self._container.close()
         error = why or ProcessingError("aborted")
