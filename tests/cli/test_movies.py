@@ -334,3 +334,25 @@ def test_a_movie_leaves_layers_out_without_a_warning(tmp_path: Path):
     done = run_oxi("display", str(tmp_path / "in" / "plate.####.exr"), "-o", str(tmp_path / "r.mov"), *SDR)
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr
+
+
+def test_memory_stays_flat_however_many_frames_the_movie_has(tmp_path: Path):
+    # Each 640x360 frame is ~2.8 MB as float R'G'B' and ~0.9 MB as Y'CbCr: 40 frames held would add ~150 MB.
+    pattern = sequence(tmp_path / "in", list(range(1, 41)), size=(640, 360))
+    done = run_oxi("display", pattern, "-o", str(tmp_path / "review.mov"), *SDR, "--json",
+                   env={"OXI_SERVER": "off"})  # the process's own peak, not a warm worker's
+    assert done.returncode == 0, done.stderr
+    peaks = [json.loads(line)["peak_memory_bytes"] for line in done.stdout.splitlines()]
+    assert len(peaks) == 40
+    assert peaks[-1] - peaks[9] < 40 << 20, [p >> 20 for p in peaks]
+
+
+def test_frames_of_another_size_are_refused_or_held(tmp_path: Path):
+    pattern = sequence(tmp_path / "in", [1, 3])
+    sequence(tmp_path / "in", [2], size=(96, 54))
+    movie = tmp_path / "review.mov"
+    done = run_oxi("display", pattern, "-o", str(movie), *SDR)
+    assert done.returncode == 1 and "but the movie's frames are 128x72; give frames of one size" in done.stderr
+    nothing_left(tmp_path, movie)
+    done = run_oxi("display", pattern, "-o", str(movie), *SDR, "--continue-on-error", "-q")
+    assert done.returncode == 1 and len(decoded(movie)) == 3
