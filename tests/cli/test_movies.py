@@ -356,3 +356,15 @@ def test_frames_of_another_size_are_refused_or_held(tmp_path: Path):
     nothing_left(tmp_path, movie)
     done = run_oxi("display", pattern, "-o", str(movie), *SDR, "--continue-on-error", "-q")
     assert done.returncode == 1 and len(decoded(movie)) == 3
+
+
+def test_frames_already_for_a_display_are_tagged_by_what_they_declare(tmp_path: Path):
+    pattern = sequence(tmp_path / "in", [1, 2])
+    review = tmp_path / "review.####.exr"
+    assert run_oxi("display", pattern, "-o", str(review), *SDR, "-q").returncode == 0  # tagged srgb_rec709_display
+    movie = tmp_path / "review.mp4"
+    done = run_oxi("run", str(review), "-o", str(movie), "-q")  # no conversion: the frames' own colorInteropID
+    assert done.returncode == 0, done.stderr
+    assert json.loads(run_oxi("info", str(movie), "--json").stdout)["colour"]["display"] == "sRGB"
+    done = run_oxi("run", pattern, "-o", str(tmp_path / "scene.mp4"))
+    assert done.returncode == 2 and "not display-referred" in done.stderr
