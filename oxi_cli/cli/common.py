@@ -60,6 +60,12 @@ def _compressions() -> Sequence[str]:
     return [*COMPRESSIONS, *TIFF_COMPRESSIONS]
 
 
+def _codecs() -> Sequence[str]:
+    from oxi_cli.io.movie import CODECS
+
+    return list(CODECS)
+
+
 def _completing(values: Callable[[], Sequence[str]]) -> Callable[[str], list[str]]:
     """A Typer `autocompletion` offering `values()` (imported only when completing: --help loads no numpy)."""
 
@@ -262,6 +268,7 @@ CodecOpt = Annotated[
         "prores_4444 (keeps alpha), prores_4444xq, h264 (the .mp4 default), h265, dnxhr_hq, dnxhr_sq, dnxhr_lb, "
         "dnxhr_hqx, dnxhr_444. E.g. oxi display 'plate.####.exr' -o review.mp4 --codec h265 --from ACEScg "
         "--display 'Rec.1886 Rec.709 - Display' --view 'ACES 2.0 - SDR 100 nits (Rec.709)'",
+        autocompletion=_completing(_codecs),
         rich_help_panel=MOVIES,
         show_default=False,
     ),

@@ -119,6 +119,7 @@ def complete(words: str) -> list[str]:
         ("oxi lut3d a.exr b.exr --interp ", ["tetrahedral", "trilinear"]),
         ("oxi blur a.exr b.exr --strategy ", ["auto", "single", "tiled", "streaming"]),
         ("oxi cdl a.exr b.exr --out-type uint", ["uint8", "uint16"]),
+        ("oxi display a.exr b.mov --codec prores_4", ["prores_4444", "prores_4444xq"]),
     ],
 )
 def test_completion_offers_the_values_an_option_takes(words: str, offered: list[str]):
