@@ -26,7 +26,7 @@ from oxi_cli.image import Image, ImageMeta, from_float32, to_float32
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.io.formats import named
 from oxi_cli.ops import ColorOp, ImageOp, Op
-from oxi_cli.ops.base import chain_colour, chain_size, chain_windows, live, ops_for_part
+from oxi_cli.ops.base import chain_colour, chain_size, chain_windows, live, ops_for_part, windows_of
 
 OUT_TYPES = ("same", "half", "float", "uint8", "uint16")
 
@@ -497,9 +497,10 @@ def execute(
     half = half_only(spec.meta.pixel_types, lead.names)
     image = read_while_preparing(source, backend, lead.ops(ops), len(lead.names), lead.has_alpha, half)
     t1 = time.perf_counter()
-    size = (image.width, image.height)
+    lead_windows = windows_of(image.meta, image.width, image.height)
     first, *others = [
-        process_part(backend, part, ops_for_part(ops, size, (part.width, part.height)), part_groups_, out_type,
+        process_part(backend, part, ops_for_part(ops, lead_windows, windows_of(part.meta, part.width, part.height)),
+                     part_groups_, out_type,
                      sink.format, fresh=source.fresh)
         for part, part_groups_ in zip(image.all_parts(), groups, strict=True)
     ]

@@ -22,7 +22,7 @@ from oxi_cli.io import formats
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.memory import current_rss, format_size
 from oxi_cli.ops import AxisStep, ColorOp, Op
-from oxi_cli.ops.base import chain_size, live, ops_for_part
+from oxi_cli.ops.base import chain_size, live, ops_for_part, windows_of
 from oxi_cli.spans import AxisSpans, axis_spans, axis_steps, segments
 
 STRATEGIES = ("auto", "single", "tiled", "streaming")
@@ -189,7 +189,8 @@ def _other_parts_bytes(spec: ImageSpec, ops: Sequence[Op], out_type: str, out_fo
 
     total = 0
     for part in spec.parts:
-        out_w, out_h = chain_size(ops_for_part(ops, (spec.width, spec.height), (part.width, part.height)),
+        lead = windows_of(spec.meta, spec.width, spec.height)
+        out_w, out_h = chain_size(ops_for_part(ops, lead, windows_of(part.meta, part.width, part.height)),
                                   part.width, part.height)
         types = output_types(Image(part.width, part.height, {}, part.meta), out_type, out_format, ops)
         stored = part.width * part.height * _bytes_per_pixel(part.meta.pixel_types)

@@ -93,15 +93,20 @@ class Chain:
         """False when every step leaves the pixels as they are at any image size (a copy, an identity CDL)."""
         return any(isinstance(step, Deferred) or not all(op.is_identity() for op in step) for step in self.steps)
 
-    def ops_for(self, width: int, height: int, windows: bool = True) -> list[Any]:
-        """The op values for an image of this size, sizes flowing through resizes in order; `windows`: the
-        output format keeps data and display windows (EXR), see ops/resize.py's ResizeStep."""
+    def ops_for(self, width: int, height: int, windows: bool = True, frame: Any = None) -> list[Any]:
+        """The op values for an image of this size and (data, display) windows (`frame`; None: one window),
+        sizes and windows flowing through resizes in order; `windows`: the output format keeps data and
+        display windows (EXR), see ops/resize.py's ResizeStep."""
+        from oxi_cli.ops.base import windows_of
+
+        frame = frame or windows_of(None, width, height)
         ops: list[Any] = []
         for step in self.steps:
-            new = step.resolve(width, height, windows) if isinstance(step, Deferred) else step
+            new = step.resolve(width, height, windows, frame) if isinstance(step, Deferred) else step
             for op in new:
                 if hasattr(op, "out_size"):
                     width, height = op.out_size(width, height)
+                    frame = op.windows(*frame)
             ops.extend(new)
         if self.unpremult:
             from oxi_cli.ops.premult import unpremultiplied

@@ -104,7 +104,8 @@ def _apply_image(image: Image, chain: Chain, backend: str | Backend | None, laye
     from oxi_cli.execute import MemorySink, MemorySource, execute, working_channels
     from oxi_cli.io.formats import named
 
-    ops = step_ops(chain, image.width, image.height, windows=named(image.meta.format).keeps_windows)
+    ops = step_ops(chain, image.width, image.height, windows=named(image.meta.format).keeps_windows,
+                   frame=image.meta.windows)
     rule = LayerRule.parse(layers)
     spec = MemorySource(image).spec()
     names = working_channels(spec, ops, rule)

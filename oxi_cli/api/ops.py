@@ -263,7 +263,8 @@ def _flat(value: Any) -> Any:
     return value
 
 
-def step_ops(chain: Chain, width: int, height: int, windows: bool) -> list[Any]:
-    """The op values `chain` runs on a width x height image (resizes resolved to its size), identities dropped."""
-    return live(chain._compiled().ops_for(width, height, windows))
+def step_ops(chain: Chain, width: int, height: int, windows: bool, frame: Any = None) -> list[Any]:
+    """The op values `chain` runs on a width x height image with these (data, display) windows (resizes
+    resolved to its display window), identities dropped."""
+    return live(chain._compiled().ops_for(width, height, windows, frame))
 

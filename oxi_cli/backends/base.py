@@ -81,9 +81,9 @@ class ImageOpTable(dict[str, Callable[..., None]]):
         return add
 
     def method(self, op: ImageOp) -> Callable[..., None]:
-        found = self.get(op.name)
+        found = self.get(op.kernel_name())
         if found is None:
-            raise ProcessingError(f"the {self.backend} backend has no {op.name} kernel; use another --backend")
+            raise ProcessingError(f"the {self.backend} backend has no {op.kernel_name()} kernel; use another --backend")
         return found
 
 

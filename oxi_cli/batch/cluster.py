@@ -376,7 +376,11 @@ def run_task(task: Task, chain: Any) -> dict[str, Any]:
         runner.opts = replace(task.opts, vram_limit=int(backend.limits().usable_memory) // task.gpu_share)
     remove_stale_temporaries(task.output, started)
     try:
-        job.ops = chain.ops_for(task.width, task.height)
+        from oxi_cli.io import read_spec
+        from oxi_cli.io.common import holds_windows
+
+        spec = read_spec(task.item.path)
+        job.ops = chain.ops_for(spec.width, spec.height, holds_windows(task.output), spec.meta.windows)
         job.plan = runner._plan(job)
     except OxiError as e:
         runner._fail(rec, e, str(e), e.exit_code)

@@ -267,7 +267,8 @@ class Batch:
             return None
         try:
             spec = read_spec(first.item.path)
-            ops = self.chain.ops_for(spec.width, spec.height, holds_windows(self._written_as(first)))
+            ops = self.chain.ops_for(spec.width, spec.height, holds_windows(self._written_as(first)),
+                                     spec.meta.windows)
         except OxiError:
             return None  # reported when the file itself is processed
         half = all(kind == "half" for kind in spec.meta.pixel_types.values())
@@ -318,7 +319,8 @@ class Batch:
         rec = job.record
         try:
             spec = read_spec(job.item.path)
-            job.ops = self.chain.ops_for(spec.width, spec.height, holds_windows(self._written_as(job)))
+            job.ops = self.chain.ops_for(spec.width, spec.height, holds_windows(self._written_as(job)),
+                                         spec.meta.windows)
             if self.trial is not None and job.backend is None:
                 job.backend, job.slot = self.trial.next_backend()
                 if (verdict := self.trial.verdict()) and not self.opts.quiet:

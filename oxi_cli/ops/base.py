@@ -105,6 +105,12 @@ class ImageOp:
     """
 
     name: ClassVar[str]
+    # The backend kernel that computes the op, when it is another op's (a windowed blur runs on resize's).
+    kernel: ClassVar[str | None] = None
+
+    def kernel_name(self) -> str:
+        """The name backends compute this op by (their IMAGE_OPS tables, the CPU's kernel modules)."""
+        return self.kernel or self.name
 
     def is_identity(self) -> bool:
         return False
@@ -135,14 +141,15 @@ class ImageOp:
         default both scale with the size, origins too, as oiiotool's --resize does; same size: unchanged."""
         return scaled_windows(data, display, *self.out_size(data[2], data[3]))
 
-    def for_part(self, first: tuple[int, int], size: tuple[int, int]) -> ImageOp:
-        """This op for another part of the same picture (a multi-part file), whose pixels are `size` where the
-        op was made for `first`'s: the parts must come out registered, under one display window. By default
-        an op that keeps the size is the same op; one that changes it says how in an override."""
-        if self.out_size(*first) == first:
+    def for_part(self, first: tuple[Box, Box], part: tuple[Box, Box]) -> ImageOp:
+        """This op for another part of the same picture (a multi-part file), whose (data, display) windows are
+        `part` where the op was made for `first`: the parts must come out registered, under one display window.
+        By default an op that keeps the size is the same op; one that changes it says how in an override."""
+        size, made = part[0][2:], first[0][2:]
+        if self.out_size(*made) == made and (size == made or self.out_size(*size) == size):
             return self
         raise UsageError(
-            f"{self.name}: the file's parts hold pixels of different sizes ({first[0]}x{first[1]} and "
+            f"{self.name}: the file's parts hold pixels of different sizes ({made[0]}x{made[1]} and "
             f"{size[0]}x{size[1]}), which this {self.name} cannot keep registered; process one with --part"
         )
 
@@ -177,18 +184,23 @@ def chain_size(ops: Iterable[object], width: int, height: int) -> tuple[int, int
     return width, height
 
 
-def ops_for_part(ops: Sequence[object], first: tuple[int, int], size: tuple[int, int]) -> list[object]:
-    """A chain made for the first part's `first`-sized pixels, for another part of `size` (ImageOp.for_part)."""
-    if size == first:
+def ops_for_part(ops: Sequence[object], first: tuple[Box, Box], part: tuple[Box, Box]) -> list[object]:
+    """A chain made for the first part's (data, display) windows, for another part's (ImageOp.for_part)."""
+    if part == first:
         return list(ops)
     found: list[object] = []
     for op in ops:
         if isinstance(op, ImageOp):
-            mine = op.for_part(first, size)
-            first, size = op.out_size(*first), mine.out_size(*size)
+            mine = op.for_part(first, part)
+            first, part = op.windows(*first), mine.windows(*part)
             op = mine
         found.append(op)
     return found
+
+
+def windows_of(meta: Any, width: int, height: int) -> tuple[Box, Box]:
+    """An image's (data, display) windows: its metadata's, else one window of its pixels."""
+    return getattr(meta, "windows", None) or ((0, 0, width, height),) * 2
 
 
 def chain_windows(ops: Iterable[object], data: Box, display: Box) -> tuple[Box, Box]:

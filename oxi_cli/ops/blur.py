@@ -1,4 +1,4 @@
-"""Separable Gaussian blur: taps -R..R with R = ceil(3σ), normalised weights, clamped edges."""
+"""Separable Gaussian blur: taps -R..R with R = ceil(3σ), normalised, black outside the data window."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from oxi_cli.errors import OpError
-from oxi_cli.ops.base import AxisStep, ImageOp
-from oxi_cli.ops.step import Param, Step, StepArgs
+from oxi_cli.ops.base import AxisStep, Box, ImageOp
+from oxi_cli.ops.resize import Axis, Resize, Taps
+from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
@@ -16,11 +17,16 @@ if TYPE_CHECKING:
 MAX_SIGMA = 2000.0
 
 
+Windows = tuple[Box, Box]
+
+
 @dataclass(frozen=True)
 class Blur(ImageOp):
-    """Gaussian of standard deviation `sigma` pixels on every channel."""
+    """Gaussian of standard deviation `sigma` pixels on every channel, over an image whose data window is its
+    display window (edges repeat); `bound` gives the blur of any other windows."""
 
     sigma: float
+    keep: bool = False  # keep the input's data window (else it grows by the reach, within the display window)
     name: ClassVar[str] = "blur"
 
     def __post_init__(self) -> None:
@@ -54,27 +60,91 @@ class Blur(ImageOp):
     def work(self, width: int, height: int, channels: int) -> float:
         return float(width) * height * channels * 2 * (2 * self.radius + 1)  # two passes of 2R + 1 taps
 
+    def bound(self, windows: Windows) -> ImageOp:
+        """This blur of an image with these (data, display) windows. Data = display: itself. Otherwise the
+        pixels outside the data window are black (OIIO's reading: a tap clamps to the display window and is
+        black unless that lands on data) and the data window grows by the reach, within the display window
+        (a data window already past it stays), unless `keep`."""
+        data, display = windows
+        if data == display:
+            return self
+        rows = _axis(data[1], data[3], display[1], display[3], 0 if self.keep else self.radius)
+        cols = _axis(data[0], data[2], display[0], display[2], 0 if self.keep else self.radius)
+        width, height = cols[1] - cols[0], rows[1] - rows[0]
+        grid = (Axis((display[1] - data[1], display[3]), (display[1] - rows[0], display[3])),
+                Axis((display[0] - data[0], display[2]), (display[0] - cols[0], display[2])))
+        return WindowBlur(width, height, "box", grid=grid, display=display, sigma=self.sigma, keep=self.keep)
 
-def _build(args: StepArgs) -> list[Blur]:
+    def for_part(self, first: Windows, part: Windows) -> ImageOp:
+        return self.bound(part)
+
+
+def _axis(start: int, length: int, shown: int, shown_length: int, reach: int) -> tuple[int, int]:
+    """The output data range along one axis: the data range grown by `reach`, the growth stopped at the
+    display window's edge (a data range already past it keeps its own)."""
+    low = max(start - reach, min(shown, start))
+    high = min(start + length + reach, max(shown + shown_length, start + length))
+    return low, high
+
+
+@dataclass(frozen=True)
+class WindowBlur(Resize):
+    """A Gaussian blur of an image whose data window is not its display window: a resample at scale 1 whose
+    taps (ops.resize.axis_weights) read black outside the data window; runs on the resize kernels."""
+
+    sigma: float = 1.0
+    keep: bool = False
+    name: ClassVar[str] = "blur"
+    kernel: ClassVar[str] = "resize"
+
+    def taps(self, axis: int) -> Taps:
+        return Taps("gaussian", self.grid[axis] if self.grid is not None else None, self.sigma)
+
+    def work(self, width: int, height: int, channels: int) -> float:
+        taps = 2 * math.ceil(3.0 * self.sigma) + 1
+        return float(channels) * (self.width * height + self.width * self.height) * taps
+
+    def for_part(self, first: Windows, part: Windows) -> ImageOp:
+        return Blur(self.sigma, self.keep).bound(part)
+
+
+@dataclass(frozen=True)
+class BlurStep(Deferred):
+    """A blur bound to the windows of the image it meets (Blur.bound)."""
+
+    blur: Blur
+
+    def resolve(self, width: int, height: int, windows: bool = True, frame: Windows | None = None) -> list[ImageOp]:
+        return [self.blur.bound(frame) if frame is not None else self.blur]
+
+
+def _build(args: StepArgs) -> BlurStep:
     if args.one_of(("sigma", "radius")) == "sigma":
-        return [Blur(args.number("sigma"))]  # type: ignore[arg-type]
-    return [Blur.from_radius(args.number("radius"))]  # type: ignore[arg-type]
+        blur = Blur(args.number("sigma"))  # type: ignore[arg-type]
+    else:
+        blur = Blur.from_radius(args.number("radius"))  # type: ignore[arg-type]
+    return BlurStep(Blur(blur.sigma, args.switch("keep_window")))
 
 
 STEP = Step(
     "blur",
     summary="Gaussian blur on every channel.",
     value=Param("sigma", "Standard deviation in pixels.", metavar="SIGMA"),
-    params=(Param("radius", "Kernel reach in pixels; sigma = radius / 3."),),
+    params=(Param("radius", "Kernel reach in pixels; sigma = radius / 3."),
+            Param("keep_window", "Keep the input's data window (EXR; default: it grows by the blur's reach, "
+                  "within the display window).", kind=FLAG)),
     build=_build,
     run_help="gaussian sigma in pixels; or radius=R",
     examples="""\b
 Examples:
   oxi blur plate.exr soft.exr --sigma 2.25
   oxi blur plate.exr soft.exr --radius 9        # sigma = 3
+  oxi blur render.exr soft.exr --sigma 2 --keep-window   # the data window stays the input's
   oxi blur shots/ -o soft/ --sigma 2 --continue-on-error --json > blur.jsonl
 \b
-Gaussian of standard deviation sigma pixels, taps -R..R with R = ceil(3 sigma), normalised, edges clamp.
+Gaussian of standard deviation sigma pixels, taps -R..R with R = ceil(3 sigma), normalised. Outside an EXR's
+data window pixels are black (alpha 0), as OpenEXR and OIIO read them, and the data window grows by R within
+the display window (--keep-window keeps it); where data and display edges meet, the edge repeats.
 (oiiotool --blur W is sigma = W/4; libvips gaussblur cuts its mask near 1.8 sigma: the tools differ.)
 """,
 )

@@ -1,4 +1,4 @@
-"""Separable resize with pixel-centre mapping, filter stretched when shrinking, clamped edges (as oiiotool)."""
+"""Separable resize as a transform of the display window, black outside the data window (as oiiotool)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,10 @@ class Resize(ImageOp):
     # Where the picture sits (`--fit` of a WxH box): (box width, box height, x, y), the data window's origin
     # inside a display window of the box's size. None: both windows scale with the size (as --resize).
     frame: tuple[int, int, int, int] | None = None
+    # The resize as a transform of windows (rows axis, columns axis; see Axis), and the output display window
+    # it makes. None: the pixels alone are resized, as if data and display windows were one.
+    grid: tuple[Axis, Axis] | None = None
+    display: Box | None = None
     name: ClassVar[str] = "resize"
 
     def __post_init__(self) -> None:
@@ -62,7 +66,7 @@ class Resize(ImageOp):
         return self.width, self.height
 
     def axis_step(self, axis: int, size: int) -> AxisStep:
-        return _axis_step(self.filter, size, self.height if axis == 0 else self.width)
+        return _axis_step(self.taps(axis), size, self.height if axis == 0 else self.width)
 
     def piece(self, rows: tuple[int, ...], cols: tuple[int, ...]) -> Resize:
         """The piece's output size, and where it lies in the whole resize so it uses the image's weights."""
@@ -76,32 +80,42 @@ class Resize(ImageOp):
         return float(channels) * (self.width * height * taps_x + self.width * self.height * taps_y)
 
     def sample(self) -> Resize:
-        return replace(self, width=2, height=2)
+        return replace(self, width=2, height=2, rows=None, cols=None, grid=None, display=None)
 
     def windows(self, data: Box, display: Box) -> tuple[Box, Box]:
-        """With a frame (as oiiotool --fit): the display window becomes the box at its own origin and the data
-        window the picture placed inside it; without, both scale."""
-        if self.frame is None:
+        """With a grid: the display window it was made for, the data window where the grid puts the pixels
+        (a fit's frame: the picture placed in the box, at the box's origin); without, both scale."""
+        if self.grid is None or self.display is None:
             return super().windows(data, display)
+        rows, cols = self.grid
+        out = (self.display[0] - cols.dst_display[0], self.display[1] - rows.dst_display[0], self.width, self.height)
+        if self.frame is None:
+            return out, self.display
         box_w, box_h, x, y = self.frame
-        return (display[0] + x, display[1] + y, self.width, self.height), (display[0], display[1], box_w, box_h)
+        return (self.display[0] + x, self.display[1] + y, self.width, self.height), (
+            self.display[0], self.display[1], box_w, box_h)
 
-    def for_part(self, first: tuple[int, int], size: tuple[int, int]) -> ImageOp:
-        """The same scale factors on another part's pixels, so every part keeps its place in the picture (a
-        placed --fit box has one position: another part's pixels have none there)."""
-        if self.frame is not None or self.rows is not None:
-            return super().for_part(first, size)
-        width = max(1, round(size[0] * self.width / first[0]))
-        height = max(1, round(size[1] * self.height / first[1]))
-        return replace(self, width=width, height=height)
+    def for_part(self, first: Windows, part: Windows) -> ImageOp:
+        """The same display transform for another part of the file (its own data window mapped through it),
+        so every part keeps its place under one display window."""
+        if self.grid is None or self.display is None or self.rows is not None:
+            return super().for_part(first, part)
+        size = (self.display[2], self.display[3])
+        if self.frame is not None:
+            size = (self.width, self.height)
+        return displayed_resize(part, size, self.filter, frame=self.frame, box=self.display)
 
     def weights(self, axis: int, src: int, dst: int) -> AxisWeights:
         """Taps and weights for axis 0 (rows) or 1 (columns) of a `src` -> `dst` pixel piece; every backend
         resizes with these."""
         window = self.rows if axis == 0 else self.cols
         if window is None:
-            return image_weights(self.filter, src, dst)
-        return window_weights(self.filter, window[:2], window[2:], (src, dst))
+            return image_weights(self.taps(axis), src, dst)
+        return window_weights(self.taps(axis), window[:2], window[2:], (src, dst))
+
+    def taps(self, axis: int) -> Taps:
+        """What decides this axis' taps besides its sizes (a cache key: ops with equal taps share tables)."""
+        return Taps(self.filter, self.grid[axis] if self.grid is not None else None)
 
     def support(self, src: int, dst: int) -> float:
         """Filter half-width in source pixels for one axis (stretched when shrinking)."""
@@ -127,61 +141,111 @@ def filter_weight(name: str, d: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AxisWeights:
-    """Per output pixel: `count` taps at clamped source indices `index[:, :count]` with `weight`s summing to 1."""
+    """Per output pixel: `count` taps at source indices `index[:, :count]` (taps on black, outside the data
+    window, are left out) with their `weight`s; zero past count."""
 
-    index: np.ndarray  # (dst, taps) int32, clamped to [0, src-1]
+    index: np.ndarray  # (dst, taps) int32, in [0, src-1]
     weight: np.ndarray  # (dst, taps) float32, zero past count
-    count: np.ndarray  # (dst,) int32
+    count: np.ndarray  # (dst,) int32, 0 where every tap falls on black
 
 
-def axis_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
-    """Tap indices and normalised weights mapping `src` pixels onto `dst` along one axis."""
+@dataclass(frozen=True)
+class Axis:
+    """One axis of a resample as a transform of the display window: the input's display window as (start,
+    length) counted from the input's first data pixel, the output's from the output's. Output pixel o samples
+    the input at (o - dst_start + 0.5) * src_length / dst_length + src_start - 0.5 (as OIIO's resize)."""
+
+    src_display: tuple[int, int]
+    dst_display: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Taps:
+    """What decides an axis' taps besides its sizes: a filter (or a Gaussian of `sigma` pixels, a blur) and
+    the axis' windows (None: data and display windows are one)."""
+
+    filter: str
+    axis: Axis | None = None
+    sigma: float = 0.0
+
+
+def axis_weights(taps: Taps | str, src: int, dst: int) -> AxisWeights:
+    """Tap indices and weights mapping `src` data pixels onto `dst` along one axis.
+
+    Weights are normalised over every tap the filter covers; then, as OIIO reads around a data window, a tap
+    outside the data window is clamped to the display window and is black (left out, so the result fades
+    to 0) unless that lands on a data pixel: the edge repeats where data and display edges meet.
+    """
     import numpy as np
 
-    scale = src / dst
-    stretch = max(1.0, scale)
-    support = FILTER_RADIUS[filter_name] * stretch
-    center = (np.arange(dst, dtype=np.float64) + 0.5) * scale - 0.5
+    taps = Taps(taps) if isinstance(taps, str) else taps
+    (s0, sl), (d0, dl) = (taps.axis.src_display, taps.axis.dst_display) if taps.axis else ((0, src), (0, dst))
+    scale = sl / dl
+    center = (np.arange(dst, dtype=np.float64) - d0 + 0.5) * scale + s0 - 0.5
+    if taps.sigma:
+        support, stretch = float(math.ceil(3.0 * taps.sigma)), 1.0
+    else:
+        stretch = max(1.0, scale)
+        support = FILTER_RADIUS[taps.filter] * stretch
     first = np.ceil(center - support).astype(np.int64)
     last = np.floor(center + support).astype(np.int64)
-    taps = int((last - first).max()) + 1
-    pos = first[:, None] + np.arange(taps)[None, :]
+    pos = first[:, None] + np.arange(int((last - first).max()) + 1)[None, :]
     inside = pos <= last[:, None]
-    w = np.where(inside, filter_weight(filter_name, (pos - center[:, None]) / stretch), 0.0)
+    d = pos - center[:, None]
+    if taps.sigma:
+        w = np.where(inside, np.exp(-(d * d) / (2.0 * taps.sigma * taps.sigma)), 0.0)
+    else:
+        w = np.where(inside, filter_weight(taps.filter, d / stretch), 0.0)
     total = w.sum(axis=1, keepdims=True)
     # A filter can miss every tap only for degenerate box cases; fall back to the nearest pixel.
     empty = total[:, 0] == 0.0
     if empty.any():
         w[empty] = 0.0
         w[empty, 0] = 1.0
-        pos[empty, 0] = np.clip(np.rint(center[empty]), 0, src - 1).astype(np.int64)
+        pos[empty, 0] = np.rint(center[empty]).astype(np.int64)
         inside[empty] = False
         inside[empty, 0] = True
         total[empty] = 1.0
     w /= total
-    count = inside.sum(axis=1).astype(np.int32)
-    return AxisWeights(
-        index=np.clip(pos, 0, src - 1).astype(np.int32),
-        weight=w.astype(np.float32),
-        count=count,
-    )
+    return _live_taps(pos, w, inside, src, (s0, s0 + sl), center)
+
+
+def _live_taps(pos: np.ndarray, w: np.ndarray, inside: np.ndarray, src: int, display: tuple[int, int],
+               center: np.ndarray) -> AxisWeights:
+    """The taps that read data pixels, in ascending source order; the others (black) dropped."""
+    import numpy as np
+
+    held = (pos >= 0) & (pos < src)
+    mapped = np.where(held, pos, np.clip(pos, display[0], display[1] - 1))
+    live = inside & (mapped >= 0) & (mapped < src)
+    order = np.argsort(np.where(live, mapped, np.iinfo(np.int64).max), axis=1, kind="stable")
+    mapped, w, live = (np.take_along_axis(a, order, axis=1) for a in (mapped, w, live))
+    count = live.sum(axis=1)
+    width = max(1, int(count.max()))
+    mapped, w, live = mapped[:, :width], np.where(live, w, 0.0)[:, :width], live[:, :width]
+    # Dead slots repeat the last live index (a row with none: the nearest pixel), so every index is a pixel
+    # and index[:, count - 1] is each row's highest.
+    rows = np.arange(pos.shape[0])
+    filler = np.where(count > 0, mapped[rows, np.maximum(count - 1, 0)], np.clip(np.rint(center), 0, src - 1))
+    index = np.where(live, mapped, filler[:, None].astype(np.int64))
+    return AxisWeights(index=index.astype(np.int32), weight=w.astype(np.float32), count=count.astype(np.int32))
 
 
 @lru_cache(maxsize=32)
-def image_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
+def image_weights(taps: Taps | str, src: int, dst: int) -> AxisWeights:
     """axis_weights for a whole axis, computed once per process (every band slices the same arrays)."""
-    return axis_weights(filter_name, src, dst)
+    return axis_weights(taps, src, dst)
 
 
 def window_weights(
-    filter_name: str, full: tuple[int, int], start: tuple[int, int], size: tuple[int, int]
+    taps: Taps | str, full: tuple[int, int], start: tuple[int, int], size: tuple[int, int]
 ) -> AxisWeights:
     """Weights of outputs [start[1], start[1] + size[1]) of a full[0] -> full[1] resize, with tap indices
     relative to an input band starting at row start[0] and size[0] rows long (clamped into it: only
     outputs a band crops away can reach past its ends)."""
     import numpy as np
 
-    ax = image_weights(filter_name, *full)
+    ax = image_weights(taps, *full)
     rows = slice(start[1], start[1] + size[1])
     return AxisWeights(
         index=np.ascontiguousarray(np.clip(ax.index[rows] - start[0], 0, size[0] - 1), dtype=np.int32),
@@ -191,14 +255,40 @@ def window_weights(
 
 
 @lru_cache(maxsize=32)
-def _axis_step(filter_name: str, src: int, dst: int) -> AxisStep:
+def _axis_step(taps: Taps | str, src: int, dst: int) -> AxisStep:
     """The input range each output range reads: suffix minimum of the first tap, prefix maximum of the last."""
     import numpy as np
 
-    ax = image_weights(filter_name, src, dst)
+    ax = image_weights(taps, src, dst)
     first = ax.index[:, 0].astype(np.int64)
-    last = ax.index[np.arange(dst), ax.count - 1].astype(np.int64)
+    last = ax.index[np.arange(dst), np.maximum(ax.count - 1, 0)].astype(np.int64)
     return AxisStep(src, dst, first=np.minimum.accumulate(first[::-1])[::-1], last=np.maximum.accumulate(last))
+
+
+Windows = tuple[Box, Box]
+
+
+def displayed_resize(windows: Windows, size: tuple[int, int], filter: str, *, frame: tuple[int, int, int, int]
+                     | None = None, box: Box | None = None) -> Resize:
+    """The resize of an image with these (data, display) windows whose display window becomes `size`, at the
+    same origin, as oiiotool's --resize: the data window mapped through the same scale, its origin floored
+    and its size rounded up (float32, as oiiotool). With a fit's `frame` (box w, h, x, y): `size` is the
+    picture, computed whole on the display window's grid (black where the data window has no pixels) and
+    placed in the box at `box`'s origin."""
+    import numpy as np
+
+    (x, y, w, h), (dx, dy, dw, dh) = windows
+    f32 = np.float32
+    if frame is not None:
+        out = (0, 0, size[0], size[1])
+    else:
+        rx, ry = f32(size[0]) / f32(dw), f32(size[1]) / f32(dh)
+        out = (int(np.floor(f32(x - dx) * rx)), int(np.floor(f32(y - dy) * ry)),
+               max(1, int(np.ceil(f32(w) * rx))), max(1, int(np.ceil(f32(h) * ry))))
+    rows = Axis((dy - y, dh), (-out[1], size[1]))
+    cols = Axis((dx - x, dw), (-out[0], size[0]))
+    display = box if box is not None else (dx, dy, size[0], size[1])
+    return Resize(out[2], out[3], filter, frame=frame, grid=(rows, cols), display=display)  # type: ignore[arg-type]
 
 
 # --- the one syntax for sizes and scales: `oxi resize --size/--scale`, `oxi run --resize`, recipes ---------
@@ -312,12 +402,20 @@ def _half_toward_zero(n: int) -> int:
 
 
 def resolved_size(spec: SizeSpec, src_w: int, src_h: int) -> tuple[int, int]:
-    """The pixel size a scale or a one-sided size gives an image of src_w x src_h (a WxH box: fit_frame)."""
+    """The display size a scale or a one-sided size gives a src_w x src_h display window (a WxH box:
+    fit_frame), in float32 and rounded half up as oiiotool's --resize computes it."""
+    import numpy as np
+
+    f32 = np.float32
+
+    def rounded(v: np.float32) -> int:
+        return max(1, int(np.floor(v + f32(0.5))))
+
     if spec.scale is not None:
-        return max(1, round(src_w * spec.scale)), max(1, round(src_h * spec.scale))
+        return rounded(f32(src_w) * f32(spec.scale)), rounded(f32(src_h) * f32(spec.scale))
     if spec.width:
-        return spec.width, max(1, round(src_h * spec.width / src_w))
-    return max(1, round(src_w * spec.height / src_h)), spec.height
+        return spec.width, rounded(f32(spec.width) * f32(src_h) / f32(src_w))
+    return rounded(f32(spec.height) * f32(src_w) / f32(src_h)), spec.height
 
 
 def check_growth(src: tuple[int, int], out: tuple[int, int], force: bool, hint: str) -> None:
@@ -357,19 +455,24 @@ class ResizeStep(Deferred):
         if biggest > MAX_SIDE and not self.force:
             raise UsageError(f"resize to {self.size.describe()}: over {MAX_SIDE} pixels a side needs {self.hint}")
 
-    def resolve(self, width: int, height: int, windows: bool = True) -> list[ImageOp]:
-        """The ops for a width x height image. A WxH box with fit, pad or fill is a resize that places its
-        picture in the box (the display window), then for pad and fill a Place filling the box's pixels;
+    def resolve(self, width: int, height: int, windows: bool = True, frame: Windows | None = None) -> list[ImageOp]:
+        """The ops for a width x height image with these (data, display) windows (None: one window, the
+        pixels). The output display window comes from the input's display window alone (a scale, a size, a
+        box); the data window follows (displayed_resize). A WxH box with fit, pad or fill is a resize of the
+        display window's picture placed in the box, then for pad and fill a Place filling the box's pixels;
         `windows` False (the output format has no data/display windows) makes fit pad too, as oiiotool
         writes a fitted PNG or TIFF: the box, bars black and transparent."""
+        frame = frame or ((0, 0, width, height),) * 2
+        dw, dh = frame[1][2], frame[1][3]
         box = self.size.scale is None and self.size.width > 0 and self.size.height > 0
         if not box or self.fit == "stretch":
-            w, h = (self.size.width, self.size.height) if box else resolved_size(self.size, width, height)
-            check_growth((width, height), (w, h), self.force, self.hint)
-            return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
-        f = fit_frame(width, height, self.size.width, self.size.height, self.fit)
-        check_growth((width, height), (f.width, f.height), self.force, self.hint)
-        resize = Resize(f.width, f.height, self.filter, frame=(f.box_width, f.box_height, f.x, f.y))  # type: ignore[arg-type]
+            w, h = (self.size.width, self.size.height) if box else resolved_size(self.size, dw, dh)
+            check_growth((dw, dh), (w, h), self.force, self.hint)
+            return [displayed_resize(frame, (w, h), self.filter)]
+        f = fit_frame(dw, dh, self.size.width, self.size.height, self.fit)
+        check_growth((dw, dh), (f.width, f.height), self.force, self.hint)
+        resize = displayed_resize(frame, (f.width, f.height), self.filter, frame=(
+            f.box_width, f.box_height, f.x, f.y), box=(frame[1][0], frame[1][1], f.box_width, f.box_height))
         if f.fills_box() or (self.fit == "fit" and windows):
             return [resize]
         return [resize, Place(f.box_width, f.box_height, f.x, f.y)]

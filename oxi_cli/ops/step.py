@@ -49,7 +49,9 @@ class SideFiles(Protocol):
 class Deferred:
     """A step whose ops depend on the image it meets (a resize to one side or into a box)."""
 
-    def resolve(self, width: int, height: int, windows: bool = True) -> list[Any]:
+    def resolve(self, width: int, height: int, windows: bool = True, frame: Any = None) -> list[Any]:
+        """The ops for a width x height image; `windows`: the output format keeps data and display windows;
+        `frame`: the image's (data, display) windows (None: one window, its pixels)."""
         raise NotImplementedError
 
 

@@ -179,8 +179,9 @@ class CpuBackend:
             w, h = tiny.out_size(2, 2)
             kernel(self, planes, Planes([np.zeros((h, w), dst.arrays[0].dtype)]), tiny, 1)
 
-        key = ("spatial", op.name, src.arrays[0].dtype, dst.arrays[0].dtype)
-        if self._ready(key, trial, [op.name], lambda: op.name in STAND_INS):
+        name = op.kernel_name()
+        key = ("spatial", name, src.arrays[0].dtype, dst.arrays[0].dtype)
+        if self._ready(key, trial, [name], lambda: name in STAND_INS):
             kernel(self, src, dst, op)
         else:
             STAND_INS.method(op)(self, src, dst, op)

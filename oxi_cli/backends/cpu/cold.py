@@ -92,7 +92,7 @@ def module_of(op: object) -> str:
     an image op's as the op (resize, blur, place)."""
     from oxi_cli.ops import ImageOp
 
-    return op.name if isinstance(op, ImageOp) else type(op).__module__.rsplit(".", 1)[-1]  # type: ignore[attr-defined]
+    return op.kernel_name() if isinstance(op, ImageOp) else type(op).__module__.rsplit(".", 1)[-1]  # type: ignore[attr-defined]
 
 
 def cold_modules(ops: Iterable[object]) -> set[str]:

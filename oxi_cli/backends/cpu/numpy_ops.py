@@ -42,11 +42,13 @@ def _resize_band(src: np.ndarray, dst: np.ndarray, ys: object, xs: object, first
     lo, hi = int(yi.min()), int(yi.max()) + 1
     block = src[lo:hi].astype(F32)  # the source rows this band reads, widened once
     rows = yw[:, 0, None] * block[yi[:, 0] - lo]
+    rows[yc == 0] = 0.0  # every tap on black (outside the data window)
     for t in range(1, int(yc.max())):
         live = yc > t
         rows[live] += yw[live, t, None] * block[yi[live, t] - lo]
     xi, xw, xc = xs.index, xs.weight, xs.count  # type: ignore[attr-defined]
     out = xw[None, :, 0] * rows[:, xi[:, 0]]
+    out[:, xc == 0] = 0.0
     for t in range(1, int(xc.max())):
         live = xc > t
         out[:, live] += xw[None, live, t] * rows[:, xi[live, t]]

@@ -200,7 +200,7 @@ class ImageOps:
             }
             return ax, bind
 
-        ax, bind = self._table(("resize", op.filter, src, dst, window), make)
+        ax, bind = self._table(("resize", op.taps(axis), src, dst, window), make)
         return ax.index, ax.count, int(ax.index.shape[1]), bind
 
 def whole(buffer: Any) -> tuple[Any, int, int]:

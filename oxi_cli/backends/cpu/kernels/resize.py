@@ -8,7 +8,11 @@ from oxi_cli.jit import F32_2D, I32, I32_2D, I64, U16_2D, spatial_kernel, spatia
 
 @spatial_serial
 def _vertical(src, row, index, weight, count):
-    """row = sum_t weight[t] * src[index[t]] over whole source rows (contiguous, vectorises)."""
+    """row = sum_t weight[t] * src[index[t]] over whole source rows (contiguous, vectorises); 0 where no tap
+    reads a data pixel."""
+    if count == 0:
+        row[:] = 0.0
+        return
     s0 = src[index[0]]
     w0 = weight[0]
     for i in range(row.shape[0]):
@@ -33,7 +37,9 @@ def resize(src, dst, channels, yi, yw, yc, xi, xw, xc, first, last):
         for ox in range(wo):
             n = xc[ox]
             for c in range(C):
-                acc = xw[ox, 0] * row[xi[ox, 0] * C + c]
+                acc = np.float32(0.0)
+                if n > 0:
+                    acc = xw[ox, 0] * row[xi[ox, 0] * C + c]
                 for t in range(1, n):
                     acc += xw[ox, t] * row[xi[ox, t] * C + c]
                 out[ox * C + c] = stored(out, acc)
