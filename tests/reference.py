@@ -159,6 +159,75 @@ def blur(img: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
     return separable(img, wy, wx), separable_magnitude(img, wy, wx)
 
 
+# --- windows: resize and blur of an EXR's data window inside its display window ------------------------
+
+Box = tuple[int, int, int, int]  # (x, y, width, height)
+
+
+def oiio_read(img: np.ndarray, data: Box, display: Box, ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """The (len(ys), len(xs), C) values at absolute positions ys x xs of an (H, W, C) image over `data`, as
+    OIIO's ImageBuf reads around a data window: a data pixel as it is; any other position clamped to the
+    display window on both axes, black unless that lands on a data pixel."""
+    y, x = np.meshgrid(ys, xs, indexing="ij")
+
+    def held(yy: np.ndarray, xx: np.ndarray) -> np.ndarray:
+        return (xx >= data[0]) & (xx < data[0] + data[2]) & (yy >= data[1]) & (yy < data[1] + data[3])
+
+    inside = held(y, x)
+    cx = np.clip(x, display[0], display[0] + display[2] - 1)
+    cy = np.clip(y, display[1], display[1] + display[3] - 1)
+    sx, sy = np.where(inside, x, cx) - data[0], np.where(inside, y, cy) - data[1]
+    value = img[np.clip(sy, 0, data[3] - 1), np.clip(sx, 0, data[2] - 1)].astype(np.float64)
+    return np.where((inside | held(cy, cx))[..., None], value, 0.0)
+
+
+def _window_taps(centres: np.ndarray, support: float, weigh: Callable[[np.ndarray], np.ndarray]) -> tuple:
+    """Per centre (absolute, in pixel-index units), its taps ceil(c - support)..floor(c + support) and their
+    weights normalised over all of them."""
+    first = np.ceil(centres - support).astype(int)
+    count = int((np.floor(centres + support) - first).max()) + 1
+    pos = first[:, None] + np.arange(count)[None, :]
+    w = np.where(pos <= np.floor(centres + support)[:, None], weigh(pos - centres[:, None]), 0.0)
+    return pos, w / w.sum(axis=1, keepdims=True)
+
+
+def _windowed(img: np.ndarray, data: Box, display: Box, rows: tuple, cols: tuple) -> tuple[np.ndarray, np.ndarray]:
+    (py, wy), (px, wx) = rows, cols
+    ys, xs = np.arange(py.min(), py.max() + 1), np.arange(px.min(), px.max() + 1)
+    read = oiio_read(img, data, display, ys, xs)
+    out = []
+    for values, ky, kx in ((read, wy, wx), (np.abs(read), np.abs(wy), np.abs(wx))):
+        r = np.einsum("ot,otxc->oxc", ky, values[py - ys[0]])
+        out.append(np.einsum("xt,oxtc->oxc", kx, r[:, px - xs[0]]))
+    return out[0], out[1]
+
+
+def windowed_resize(img: np.ndarray, data: Box, display: Box, out_data: Box, out_display: Box,
+                    filter_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Resize as OIIO's ImageBufAlgo::resize (float64): output pixel x (absolute) samples the input at
+    display.x + (x - out_display.x + 0.5) * display.w / out_display.w - 0.5, the filter stretched when
+    shrinking, weights normalised over every tap, taps read by `oiio_read`; and Σ|w|·|v| per value."""
+    radius, f = FILTERS[filter_name]
+    axes = []
+    for i in (1, 0):
+        ratio = display[2 + i] / out_display[2 + i]
+        stretch = max(1.0, ratio)
+        x = out_data[i] + np.arange(out_data[2 + i])
+        centres = display[i] + (x - out_display[i] + 0.5) * ratio - 0.5
+        axes.append(_window_taps(centres, radius * stretch, lambda d, s=stretch: f(d / s)))
+    return _windowed(img, data, display, axes[0], axes[1])
+
+
+def windowed_blur(img: np.ndarray, data: Box, display: Box, out_data: Box, sigma: float) -> tuple[np.ndarray,
+                                                                                                    np.ndarray]:
+    """The Gaussian (taps -R..R, R = ceil(3σ)) of output window `out_data`, taps read by `oiio_read`, float64;
+    and Σ|w|·|v| per value."""
+    r = math.ceil(3 * sigma)
+    axes = [_window_taps((out_data[i] + np.arange(out_data[2 + i])).astype(np.float64), float(r),
+                         lambda d: np.exp(-(d * d) / (2.0 * sigma * sigma))) for i in (1, 0)]
+    return _windowed(img, data, display, axes[0], axes[1])
+
+
 # --- colour ops ------------------------------------------------------------------------------------------
 
 LUMA = np.array([0.2126, 0.7152, 0.0722])

@@ -292,8 +292,12 @@ def describe_op(op: object) -> dict[str, Any]:
 
 
 def _json_number(v: Any) -> Any:
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {k: _json_number(x) for k, x in dataclasses.asdict(v).items()}
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
+    if isinstance(v, tuple):
+        return [_json_number(x) for x in v]
     if isinstance(v, list):
         return [_json_number(x) for x in v]
     return v

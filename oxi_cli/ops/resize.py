@@ -272,19 +272,15 @@ def displayed_resize(windows: Windows, size: tuple[int, int], filter: str, *, fr
                      | None = None, box: Box | None = None) -> Resize:
     """The resize of an image with these (data, display) windows whose display window becomes `size`, at the
     same origin, as oiiotool's --resize: the data window mapped through the same scale, its origin floored
-    and its size rounded up (float32, as oiiotool). With a fit's `frame` (box w, h, x, y): `size` is the
+    and its size rounded up. With a fit's `frame` (box w, h, x, y): `size` is the
     picture, computed whole on the display window's grid (black where the data window has no pixels) and
     placed in the box at `box`'s origin."""
-    import numpy as np
-
     (x, y, w, h), (dx, dy, dw, dh) = windows
-    f32 = np.float32
     if frame is not None:
         out = (0, 0, size[0], size[1])
-    else:
-        rx, ry = f32(size[0]) / f32(dw), f32(size[1]) / f32(dh)
-        out = (int(np.floor(f32(x - dx) * rx)), int(np.floor(f32(y - dy) * ry)),
-               max(1, int(np.ceil(f32(w) * rx))), max(1, int(np.ceil(f32(h) * ry))))
+    else:  # exact fractions, where oiiotool's float32 can add a pixel (53 * (27 / 53) is 27.000002: 28 wide)
+        out = (((x - dx) * size[0]) // dw, ((y - dy) * size[1]) // dh,
+               max(1, -(-w * size[0] // dw)), max(1, -(-h * size[1] // dh)))
     rows = Axis((dy - y, dh), (-out[1], size[1]))
     cols = Axis((dx - x, dw), (-out[0], size[0]))
     display = box if box is not None else (dx, dy, size[0], size[1])

@@ -165,8 +165,13 @@ def test_stretch_fills_the_box_and_scales_the_windows(plates: dict[str, Path], t
     assert _rgba(planes).shape == (77, 101, 4)
 
 
-def test_a_fit_keeps_its_windows_through_a_later_blur(plates: dict[str, Path], tmp_path: Path):
+def test_a_later_blur_grows_a_fits_data_window_by_its_reach_or_keeps_it_when_asked(plates: dict[str, Path],
+                                                                                    tmp_path: Path):
     out = tmp_path / "blurred.exr"
     res = run_oxi("run", str(plates["wide"]), str(out), "--resize", "192x108", "--blur", "1")
+    assert res.returncode == 0, res.stderr
+    assert _windows(read_exr(out)[0]) == ((0, 0, 191, 106), (0, 0, 191, 107))  # rows 3..103 grow by R = 3
+    res = run_oxi("run", str(plates["wide"]), str(out), "--resize", "192x108", "--blur:keep_window=1", "1",
+                  "--overwrite")
     assert res.returncode == 0, res.stderr
     assert _windows(read_exr(out)[0]) == ((0, 3, 191, 103), (0, 0, 191, 107))
