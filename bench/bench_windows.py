@@ -5,8 +5,8 @@ FOLDER is typically the public openexr-images collection (github.com/AcademySoft
 its EXRs outside Damaged/). Both tools resize with lanczos3; each output is read back with OpenImageIO. A part
 matches in geometry when its data and display windows are oiiotool's, in pixels when every channel lies within
 5e-4 of max(1, 1.3 x the largest |input| the filter reaches) plus one half-float step of oiiotool's (oiiotool's
-own float32 taps lie up to 4.2e-4 of sum |w| |v| from the float64 resize: tests/cli/test_fit_modes.py). Files oxi refuses (deep, mip-mapped,
-subsampled) are listed.
+own float32 taps lie up to 4.2e-4 of sum |w| |v| from the float64 resize: tests/cli/test_fit_modes.py).
+Files oxi refuses (deep, mip-mapped, subsampled) are listed.
 """
 
 from __future__ import annotations
