@@ -9,6 +9,7 @@ import pytest
 from oxi_cli.io.common import ImageSpec
 from oxi_cli.ops import Blur, Cdl, Lut1d, Lut3d, Matrix, Place, Resize
 from oxi_cli.ops.premult import unpremultiplied
+from oxi_cli.ops.resize import displayed_resize
 from oxi_cli.plan import make_plan
 from oxi_cli.stream import run_in_memory
 from tests.planner.conftest import plate
@@ -30,6 +31,10 @@ SPATIAL = {
     # the chains of --fit pad (bars on every side) and --fit fill (overflow cut on every side)
     "fit_pad": [Resize(640, 482, "lanczos3", frame=(700, 560, 30, 39)), Place(700, 560, 30, 39)],
     "fill_crop": [Resize(745, 561, "lanczos3", frame=(700, 500, -22, -30)), Place(700, 500, -22, -30)],
+    # the plate as a data window inside a larger display window (black around it), and past a smaller one
+    "windowed_resize": [displayed_resize(((101, 53, 1031, 777), (0, 0, 1400, 1000)), (560, 400), "lanczos3")],
+    "windowed_blur": [Blur(2.5).bound(((101, 53, 1031, 777), (0, 0, 1200, 900)))],
+    "overscan_blur_kept": [Blur(2.5, keep=True).bound(((0, -20, 1031, 777), (3, 0, 1020, 700)))],
 }
 # Place alone (padding one axis while it crops the other), and after a colour op.
 PLACED = {
