@@ -14,7 +14,7 @@ import pytest
 
 from tests import reference as ref
 from tests.cli.conftest import run_oxi
-from tests.cli.test_fit_modes import OIIO_RTOL, OIIOTOOL, needs_oiiotool
+from tests.cli.test_fit_modes import OIIO_RTOL, OIIOTOOL, _oiio_options, needs_oiiotool
 from tests.io.files import box, read_exr, read_exr_parts, window
 
 # name -> (data window, display window), each (x, y, width, height).
@@ -170,3 +170,36 @@ def test_every_part_is_resized_under_one_display_window_as_oiiotool(tmp_path: Pa
         assert window(got["displayWindow"]) == (0, 0, 1023, 777)  # 50% of 2048x1556 for every part
         assert window(got["dataWindow"]) == window(wanted["dataWindow"])
     assert window(got_parts[0][1]["dataWindow"]) == (327, 122, 765, 559)  # 439x438 at (327, 122), as oiiotool
+
+
+@needs_oiiotool
+@pytest.mark.parametrize("mode", ["fit", "pad", "fill"])
+def test_fit_places_the_display_windows_picture_as_oiiotool(files: dict[str, Path], tmp_path: Path, mode: str):
+    """A box is fitted with the display window's picture (black where the data window has no pixels), as
+    oiiotool's --fit, not with the data window's pixels alone."""
+    from oxi_cli.ops.resize import fit_frame
+
+    for name in ("inside", "odd_offset"):
+        data, display = CASES[name]
+        src, out, want_path = files[name], tmp_path / f"{name}_{mode}.exr", tmp_path / f"oiio_{name}_{mode}.exr"
+        res = run_oxi("resize", str(src), str(out), "--size", "101x77", "--fit", mode)
+        assert res.returncode == 0, res.stderr
+        options = _oiio_options(mode, display[2:], (101, 77))
+        subprocess.run([OIIOTOOL, str(src), f"--fit:filter=lanczos3{options}", "101x77", "-o", str(want_path)],
+                       check=True, capture_output=True)
+        (got_header, got), (want_header, want) = read_exr(out), read_exr(want_path)
+        for key in ("dataWindow", "displayWindow"):
+            assert window(got_header[key]) == window(want_header[key]), f"{name} {mode} {key}"
+        f = fit_frame(display[2], display[3], 101, 77, mode)
+        picture = (0, 0, f.width, f.height)
+        exact, mag = ref.windowed_resize(_picture(data, list(CASES).index(name)), data, display, picture, picture,
+                                         "lanczos3")
+        if mode != "fit":  # the box: the picture at (x, y), bars of 0, the overflow cut
+            placed, placed_mag = np.zeros((77, 101, 4)), np.zeros((77, 101, 4))
+            ys, xs = slice(max(f.y, 0), min(f.y + f.height, 77)), slice(max(f.x, 0), min(f.x + f.width, 101))
+            inner = (slice(ys.start - f.y, ys.stop - f.y), slice(xs.start - f.x, xs.stop - f.x))
+            placed[ys, xs], placed_mag[ys, xs] = exact[inner], mag[inner]
+            exact, mag = placed, placed_mag
+        scale = np.maximum(mag, 1e-30)
+        assert (np.abs(_rgba(want) - exact) / scale).max() <= OIIO_RTOL, f"{name} {mode}: the reference is oiiotool's"
+        assert (np.abs(_rgba(got) - exact) / scale).max() <= 2e-6, f"{name} {mode}"
