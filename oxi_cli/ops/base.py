@@ -146,7 +146,7 @@ class ImageOp:
         `part` where the op was made for `first`: the parts must come out registered, under one display window.
         By default an op that keeps the size is the same op; one that changes it says how in an override."""
         size, made = part[0][2:], first[0][2:]
-        if self.out_size(*made) == made and (size == made or self.out_size(*size) == size):
+        if size == made or (self.out_size(*made) == made and self.out_size(*size) == size):
             return self
         raise UsageError(
             f"{self.name}: the file's parts hold pixels of different sizes ({made[0]}x{made[1]} and "

@@ -526,7 +526,10 @@ bars of 0, as oiiotool writes them. pad: the box's pixels, bars 0 in every chann
 oiiotool --fit:pad=1). fill: the smallest picture that covers the box, the overflow cut evenly (oiiotool
 --fit:fillmode=width|height, whichever overflows, with pad=1). stretch: exactly WxH, the aspect changes
 (oxi's --size before --fit). A result over 8x the source or 32768 pixels a side needs --force.
-As oiiotool: output x samples source (x + 0.5) * srcW / dstW - 0.5; shrinking stretches the filter by the
-ratio; weights are normalised and edges clamp. Negative lobes can make negatives near HDR edges (not clamped).
+As oiiotool, a resize transforms the display window: the output display window comes from the input's (same
+origin, halves rounded up), the data window is mapped through the same scale (origin down, size up), pixels are
+sampled on the display window's grid, black outside the data window (the edge repeats where it meets the display
+window's). Shrinking stretches the filter by the ratio; weights are normalised. Negative lobes can make negatives
+near HDR edges (not clamped).
 """,
 )

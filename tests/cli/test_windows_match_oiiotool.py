@@ -172,13 +172,28 @@ def test_every_part_is_resized_under_one_display_window_as_oiiotool(tmp_path: Pa
     assert window(got_parts[0][1]["dataWindow"]) == (327, 122, 765, 559)  # 439x438 at (327, 122), as oiiotool
 
 
+def _fitted(picture: np.ndarray, data: tuple, display: tuple, box: tuple[int, int], mode: str) -> tuple:
+    """Float64 --fit of the display window's picture into `box`, and Σ|w|·|v|: fit gives the picture alone,
+    pad and fill the box (the picture at its offset, bars of 0, the overflow cut)."""
+    from oxi_cli.ops.resize import fit_frame
+
+    f = fit_frame(display[2], display[3], *box, mode)
+    whole = (0, 0, f.width, f.height)
+    exact, mag = ref.windowed_resize(picture, data, display, whole, whole, "lanczos3")
+    if mode == "fit":
+        return exact, mag
+    placed = np.zeros((2, box[1], box[0], 4))
+    ys, xs = slice(max(f.y, 0), min(f.y + f.height, box[1])), slice(max(f.x, 0), min(f.x + f.width, box[0]))
+    inner = (slice(ys.start - f.y, ys.stop - f.y), slice(xs.start - f.x, xs.stop - f.x))
+    placed[0][ys, xs], placed[1][ys, xs] = exact[inner], mag[inner]
+    return placed[0], placed[1]
+
+
 @needs_oiiotool
 @pytest.mark.parametrize("mode", ["fit", "pad", "fill"])
 def test_fit_places_the_display_windows_picture_as_oiiotool(files: dict[str, Path], tmp_path: Path, mode: str):
     """A box is fitted with the display window's picture (black where the data window has no pixels), as
     oiiotool's --fit, not with the data window's pixels alone."""
-    from oxi_cli.ops.resize import fit_frame
-
     for name in ("inside", "odd_offset"):
         data, display = CASES[name]
         src, out, want_path = files[name], tmp_path / f"{name}_{mode}.exr", tmp_path / f"oiio_{name}_{mode}.exr"
@@ -190,16 +205,28 @@ def test_fit_places_the_display_windows_picture_as_oiiotool(files: dict[str, Pat
         (got_header, got), (want_header, want) = read_exr(out), read_exr(want_path)
         for key in ("dataWindow", "displayWindow"):
             assert window(got_header[key]) == window(want_header[key]), f"{name} {mode} {key}"
-        f = fit_frame(display[2], display[3], 101, 77, mode)
-        picture = (0, 0, f.width, f.height)
-        exact, mag = ref.windowed_resize(_picture(data, list(CASES).index(name)), data, display, picture, picture,
-                                         "lanczos3")
-        if mode != "fit":  # the box: the picture at (x, y), bars of 0, the overflow cut
-            placed, placed_mag = np.zeros((77, 101, 4)), np.zeros((77, 101, 4))
-            ys, xs = slice(max(f.y, 0), min(f.y + f.height, 77)), slice(max(f.x, 0), min(f.x + f.width, 101))
-            inner = (slice(ys.start - f.y, ys.stop - f.y), slice(xs.start - f.x, xs.stop - f.x))
-            placed[ys, xs], placed_mag[ys, xs] = exact[inner], mag[inner]
-            exact, mag = placed, placed_mag
+        exact, mag = _fitted(_picture(data, list(CASES).index(name)), data, display, (101, 77), mode)
         scale = np.maximum(mag, 1e-30)
         assert (np.abs(_rgba(want) - exact) / scale).max() <= OIIO_RTOL, f"{name} {mode}: the reference is oiiotool's"
         assert (np.abs(_rgba(got) - exact) / scale).max() <= 2e-6, f"{name} {mode}"
+
+
+@needs_oiiotool
+def test_parts_with_their_own_data_windows_fit_into_one_box_as_oiiotool(tmp_path: Path):
+    display = (0, 0, 400, 300)
+    left, right = (60, 40, 201, 150), (61, 41, 199, 150)
+    src = _write(tmp_path / "stereo.exr", [(left, display, _picture(left, 3)), (right, display, _picture(right, 4))])
+    out, want = tmp_path / "box.exr", tmp_path / "oiio.exr"
+    res = run_oxi("resize", str(src), str(out), "--size", "90x60", "--fit", "pad")
+    assert res.returncode == 0, res.stderr
+    subprocess.run([OIIOTOOL, "-a", str(src), "--fit:filter=lanczos3:pad=1:allsubimages=1", "90x60", "-o",
+                    str(want)], check=True, capture_output=True)
+    for (_, got, _), (_, wanted, _) in zip(read_exr_parts(out), read_exr_parts(want), strict=True):
+        for key in ("dataWindow", "displayWindow"):
+            assert window(got[key]) == window(wanted[key]) == (0, 0, 89, 59)
+    for (data, seed), (*_, got_planes), (*_, want_planes) in zip(((left, 3), (right, 4)), read_exr_parts(out),
+                                                                  read_exr_parts(want), strict=True):
+        exact, mag = _fitted(_picture(data, seed), data, display, (90, 60), "pad")
+        scale = np.maximum(mag, 1e-30)
+        assert (np.abs(_rgba(want_planes) - exact) / scale).max() <= OIIO_RTOL
+        assert (np.abs(_rgba(got_planes) - exact) / scale).max() <= 2e-6
