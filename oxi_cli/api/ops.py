@@ -134,12 +134,13 @@ class Resize(Op):
 
 
 class Blur(Op):
-    """A Gaussian blur of every channel: `sigma` in pixels, or `radius` (sigma = radius / 3) (`oxi blur`)."""
+    """A Gaussian blur of every channel: `sigma` in pixels, or `radius` (sigma = radius / 3) (`oxi blur`); black
+    outside an EXR's data window, which grows by the reach unless `keep_window`."""
 
     step = "blur"
 
-    def __init__(self, sigma: float | None = None, *, radius: float | None = None) -> None:
-        self._make(sigma=sigma, radius=radius)
+    def __init__(self, sigma: float | None = None, *, radius: float | None = None, keep_window: bool = False) -> None:
+        self._make(sigma=sigma, radius=radius, keep_window=keep_window)
 
 
 class ColorSpace(Op):
