@@ -134,8 +134,8 @@ def resize_rows(src, dst, index, weight, count):  # pragma: no cover - runs on t
     """Output rows of a separable resize, every source column (kernels/resize.py's vertical taps)."""
     x, y = cuda.grid(2)
     if y < dst.shape[0] and x < dst.shape[1]:
-        acc = weight[y, 0] * src[index[y, 0], x]
-        for t in range(1, count[y]):
+        acc = numba.float32(0.0)  # no tap (all on black, outside the data window): 0, whatever index[y, 0] holds
+        for t in range(count[y]):
             acc += weight[y, t] * src[index[y, t], x]
         dst[y, x] = acc
 
@@ -145,8 +145,8 @@ def resize_columns(src, dst, index, weight, count):  # pragma: no cover - runs o
     """Output columns from resize_rows' rows (kernels/resize.py's horizontal taps)."""
     x, y = cuda.grid(2)
     if y < dst.shape[0] and x < dst.shape[1]:
-        acc = weight[x, 0] * src[y, index[x, 0]]
-        for t in range(1, count[x]):
+        acc = numba.float32(0.0)
+        for t in range(count[x]):
             acc += weight[x, t] * src[y, index[x, t]]
         dst[y, x] = acc
 
