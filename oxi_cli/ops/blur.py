@@ -73,7 +73,8 @@ class Blur(ImageOp):
         width, height = cols[1] - cols[0], rows[1] - rows[0]
         grid = (Axis((display[1] - data[1], display[3]), (display[1] - rows[0], display[3])),
                 Axis((display[0] - data[0], display[2]), (display[0] - cols[0], display[2])))
-        return WindowBlur(width, height, "box", grid=grid, display=display, sigma=self.sigma, keep=self.keep)
+        return WindowBlur(width, height, "gaussian", grid=grid, display=display, sigma=self.sigma,  # type: ignore[arg-type]
+                          keep=self.keep)
 
     def for_part(self, first: Windows, part: Windows) -> ImageOp:
         return self.bound(part)
@@ -96,6 +97,9 @@ class WindowBlur(Resize):
     keep: bool = False
     name: ClassVar[str] = "blur"
     kernel: ClassVar[str] = "resize"
+
+    def __post_init__(self) -> None:  # no resize filter to check: the taps are the Gaussian's (`taps`)
+        Blur(self.sigma)
 
     def taps(self, axis: int) -> Taps:
         return Taps("gaussian", self.grid[axis] if self.grid is not None else None, self.sigma)
