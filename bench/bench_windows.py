@@ -2,7 +2,8 @@
 match (issue 38): `python bench/bench_windows.py FOLDER [--scale 50%] [--backend cpu] [--json]`.
 
 FOLDER is typically the public openexr-images collection (github.com/AcademySoftwareFoundation/openexr-images,
-its EXRs outside Damaged/). Both tools resize with lanczos3; each output is read back with OpenImageIO. A part
+its EXRs outside Damaged/). Both tools resize with lanczos3 and write ZIP (a lossy codec kept from the input would
+add its own error); each output is read back with OpenImageIO. A part
 matches in geometry when its data and display windows are oiiotool's, in pixels when every channel lies within
 5e-4 of max(1, 1.3 x the largest |input| the filter reaches) plus one half-float step of oiiotool's (oiiotool's
 own float32 taps lie up to 4.2e-4 of sum |w| |v| from the float64 resize: tests/cli/test_fit_modes.py).
@@ -105,14 +106,16 @@ def compare(path: Path, root: Path, work: Path, scale: str, backend: str) -> lis
     ours, theirs = work / "oxi.exr", work / "oiio.exr"
     for p in (ours, theirs):
         p.unlink(missing_ok=True)
+    # Both write ZIP: a lossy input codec (B44, DWA) kept on output would add its own error to the comparison.
     res = subprocess.run([sys.executable, "-m", "oxi_cli", "resize", str(path), str(ours), "--scale", scale,
-                          "--backend", backend, "--overwrite", "--quiet"], capture_output=True, text=True,
-                         cwd=REPO)
+                          "--backend", backend, "--compression", "zip", "--overwrite", "--quiet"],
+                         capture_output=True, text=True, cwd=REPO)
     if res.returncode != 0:
         return "oxi: " + (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1]
     tool = oiiotool_command()
     assert tool is not None
-    res = subprocess.run([*tool, "-a", str(path), "--resize:filter=lanczos3", scale, "-o", str(theirs)],
+    res = subprocess.run([*tool, "-a", str(path), "--resize:filter=lanczos3", scale, "--compression", "zip", "-o",
+                          str(theirs)],
                          capture_output=True, text=True)
     if res.returncode != 0:
         return "oiiotool: " + (res.stderr.strip().splitlines() or ["failed"])[-1]
