@@ -12,6 +12,7 @@ import pytest
 from oxi_cli.cli.run import split_run_args
 from oxi_cli.errors import FormatError, InputError, OxiError, UsageError
 from oxi_cli.ops import Blur, Cdl, Lut3d, Matrix, Resize
+from oxi_cli.ops.blur import WindowBlur
 from oxi_cli.recipe import compile_chain, load_recipe
 
 CC = """<ColorCorrection id="sh010">
@@ -59,7 +60,8 @@ def test_flags_keep_their_order_and_inputs_between_them(looks: Path):
 def test_sizes_flow_through_successive_resizes():
     _, chain, _ = chain_from(["--resize", "1920x0", "--resize", "50%", "--resize:filter=box:fit=stretch", "100x100"])
     ops = chain.ops_for(4096, 2160)
-    assert [(op.width, op.height) for op in ops] == [(1920, 1012), (960, 506), (100, 100)]
+    # halves round up, as oiiotool's: 2160 * 1920 / 4096 = 1012.5 -> 1013, then 506.5 -> 507
+    assert [(op.width, op.height) for op in ops] == [(1920, 1013), (960, 507), (100, 100)]
     assert ops[2].filter == "box"
 
 
@@ -119,8 +121,11 @@ blur = { radius = 6 }
     assert r.description == "grade, show LUT, proxy"
     assert r.settings == {"name": "{stem}_dailies{ext}", "out_type": "half", "jobs": 2, "memory_budget": "2G"}
     ops = compile_chain(r.specs).ops_for(4096, 2160)
-    assert [type(op) for op in ops] == [Cdl, Lut3d, Resize, Matrix, Blur]
+    # the fitted picture's data window (0,33)-(1919,1045) lies inside the 1920x1080 box: the blur reads black
+    # around it (a WindowBlur, its data window grown by the reach)
+    assert [type(op) for op in ops] == [Cdl, Lut3d, Resize, Matrix, WindowBlur]
     assert ops[0].style == "asc" and ops[2].filter == "mitchell" and ops[3].m[10] == 1.5 and ops[4].sigma == 2.0
+    assert (ops[4].width, ops[4].height) == (1920, 1025)
 
 
 def test_recipe_unpremult_setting_reads_as_a_bool_and_wraps_each_colour_run(looks: Path):
