@@ -380,7 +380,7 @@ def run_task(task: Task, chain: Any) -> dict[str, Any]:
         from oxi_cli.io.common import holds_windows
 
         spec = read_spec(task.item.path)
-        job.ops = chain.ops_for(spec.width, spec.height, holds_windows(task.output), spec.meta.windows)
+        job.ops = chain.ops_for(spec.width, spec.height, holds_windows(runner._written_as(job)), spec.meta.windows)
         job.plan = runner._plan(job)
     except OxiError as e:
         runner._fail(rec, e, str(e), e.exit_code)
