@@ -47,20 +47,20 @@ class Staging:
     """Two pinned host buffers (and two device buffers of half bits) used in turn, with the events that say when
     the device is done with each."""
 
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.pinned = [cuda.pinned_array(CHUNK, np.uint8) for _ in range(2)]
-        self.halves = [cuda.device_array(CHUNK // 2, np.uint16) for _ in range(2)]
+    def __init__(self, stream: Any, chunk: int = CHUNK) -> None:
+        self.stream, self.chunk = stream, chunk
+        self.pinned = [cuda.pinned_array(chunk, np.uint8) for _ in range(2)]
+        self.halves = [cuda.device_array(chunk // 2, np.uint16) for _ in range(2)]
         self.events = [cuda.event() for _ in range(2)]
         self._turn = 0
 
     @property
     def host_bytes(self) -> int:
-        return 2 * CHUNK
+        return 2 * self.chunk
 
     def _chunks(self, planes: Sequence[Any], itemsize: int) -> list[tuple[int, int, int, int]]:
         """(plane, start, stop, buffer) of every chunk of every plane, the buffers in turn."""
-        step = CHUNK // itemsize
+        step = self.chunk // itemsize
         out = []
         for k, plane in enumerate(planes):
             for start in range(0, plane.shape[0], step):
