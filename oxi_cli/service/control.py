@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
 import time
 from typing import Any
 
 from oxi_cli.service import paths, protocol
-from oxi_cli.service.link import mode
 
-START_SECONDS = 60.0  # how long `on` waits for a new service (its first start compiles bytecode)
+START_SECONDS = 60.0  # how long `on` and `oxi server start` wait for a new service (a first start compiles bytecode)
+ASK_SECONDS = 5.0  # a service answers status and stop at once: one that does not in this long counts as none
 
 
-def start_service(folder: str | None = None, key: str | None = None) -> bool:
-    """Start this build's service in the background (its own session, output to the service log); False
-    where no private runtime folder exists."""
+def start_service(folder: str | None = None, key: str | None = None) -> Any:
+    """Start this build's service in the background (its own session, output to the service log): its process
+    (a subprocess.Popen), which exits at once when another service of this build holds the lock; None where no
+    private runtime folder exists."""
     import subprocess
 
     folder = folder or paths.runtime_dir()
     if folder is None:
-        return False
+        return None
     key = key or paths.build_key()
     log = paths.log_path()
     os.makedirs(os.path.dirname(log), mode=0o700, exist_ok=True)
@@ -30,24 +30,51 @@ def start_service(folder: str | None = None, key: str | None = None) -> bool:
         if os.stat(log).st_size > 8 << 20:
             os.replace(log, log + ".1")
     with open(log, "ab") as out:
-        subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "oxi_cli.service.server", folder, key],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/", start_new_session=True, close_fds=True,
         )
-    return True
 
 
+def wait_for(started: Any, folder: str, key: str, seconds: float = START_SECONDS) -> Any:
+    """A connection to this build's service once it listens: the one `started` (start_service's process), or
+    another one already starting. None when none will: that process ended and nobody holds the build's lock (it
+    could not start), or `seconds` passed. One wait, whatever comes of it."""
+    path = paths.socket_path(folder, key)
+    deadline = time.monotonic() + seconds
+    while True:
+        with contextlib.suppress(OSError):
+            return protocol.connect(path)
+        if started is None or time.monotonic() > deadline or (started.poll() is not None and not _locked(folder, key)):
+            return None
+        time.sleep(0.05)
 
+
+def _locked(folder: str, key: str) -> bool:
+    """Whether a service of this build holds its lock (it is starting or running)."""
+    import fcntl
+
+    try:
+        fd = os.open(paths.lock_path(folder, key), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def _ask(sock_path: str, op: str) -> dict[str, Any] | None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(5.0)
     try:
-        sock.connect(sock_path)
+        sock = protocol.connect(sock_path, timeout=ASK_SECONDS)
+    except OSError:
+        return None
+    try:
         protocol.send(sock, {"op": op})
-        reply, _ = protocol.recv(sock)
-        return reply
+        return protocol.recv(sock)
     except (OSError, protocol.ProtocolError):
         return None
     finally:
@@ -69,25 +96,22 @@ def status(environ: dict[str, str] | None = None) -> dict[str, Any]:
     own = paths.socket_path(folder, paths.build_key(environ))
     others = [p for p in _sockets(folder) if p != own and _ask(p, "status") is not None]
     reply = _ask(own, "status") if os.path.exists(own) else None
-    found: dict[str, Any] = {"running": reply is not None, "other_builds": len(others), "mode": mode(environ)}
+    found: dict[str, Any] = {"running": reply is not None, "other_builds": len(others), "mode": paths.mode(environ)}
     if reply is not None:
         found.update(reply.get("status", {}))
     return found
 
 
 def start(wait: float = START_SECONDS) -> dict[str, Any]:
-    """Start this build's service unless it runs, and wait until it answers."""
+    """Start this build's service unless it runs, and wait until it answers or cannot start."""
     found = status()
     if found["running"] or "reason" in found:
         return found
-    start_service()
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        found = status()
-        if found["running"]:
-            return found
-    return found
+    folder, key = paths.runtime_dir(), paths.build_key()
+    sock = wait_for(start_service(folder, key), folder, key, wait)
+    if sock is not None:
+        sock.close()
+    return status()
 
 
 def stop() -> int:

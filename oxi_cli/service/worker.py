@@ -19,7 +19,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from oxi_cli.service import protocol
+from oxi_cli.io.atomic import tell_written
+from oxi_cli.service import handback, protocol
 
 
 @dataclass
@@ -85,13 +86,15 @@ class _ClientJob:
         self.stdio = fds[1:4]
         self.interrupted = threading.Event()
         self.finished = threading.Event()
+        self.sending = threading.Lock()  # the job's threads tell the client of each file written
+        self.written = 0
 
     def watch(self) -> None:
         """On the client's Ctrl-C (a {"signal": "INT"} frame) or its disappearance: KeyboardInterrupt in the job."""
         main = threading.main_thread().ident
         try:
             while not self.finished.is_set():
-                message, _ = protocol.recv(self.client)
+                message = protocol.recv(self.client)
                 if message is None or message.get("signal") == "INT":
                     break
         except (OSError, protocol.ProtocolError):
@@ -105,7 +108,8 @@ class _ClientJob:
         folder that no longer exists, an unknown encoding): the client is told to run the job itself."""
         saved = _Saved()
         watcher = threading.Thread(target=self.watch, name="oxi-client-watch", daemon=True)
-        code = 1
+        code: int | None = 1
+        reply: dict[str, Any] | None = None
         try:
             _enter(self.request, self.stdio)
         except (OSError, LookupError) as e:
@@ -116,15 +120,21 @@ class _ClientJob:
             watcher.start()
             from oxi_cli.cli.main import run_command
 
+            self._tell({"started": os.getpid()})  # from here the client never runs this job itself
+            tell_written(self._wrote)
             with warnings.catch_warnings():  # filters as they were; each warning said once per job again
                 code = run_command(self.request["prog"])
         except KeyboardInterrupt:
             code = 130
+        except handback.RunInOwnProcess as e:  # before it did anything: the client runs it
+            code = None
+            reply = {"refused": str(e)}
         except BaseException:  # --debug's re-raise, or a bug: the traceback a process of its own would print
             with contextlib.suppress(Exception):
                 sys.excepthook(*sys.exc_info())
             self.interrupted.set()  # this process's state is unknown now: a fresh worker takes the next job
         finally:
+            tell_written(None)
             self.finished.set()
             _leave_job()
             with contextlib.suppress(Exception):
@@ -132,12 +142,21 @@ class _ClientJob:
             with contextlib.suppress(Exception):
                 sys.stderr.flush()
             saved.restore()
-        self._end({"exit": code})
+        self._end(reply or {"exit": code})
         return code
 
+    def _wrote(self, path: object) -> None:
+        with self.sending:
+            self.written += 1
+            written = self.written
+        self._tell({"wrote": written})
+
+    def _tell(self, message: dict[str, Any]) -> None:
+        with self.sending, contextlib.suppress(OSError):
+            protocol.send(self.client, message)
+
     def _end(self, reply: dict[str, Any]) -> None:
-        with contextlib.suppress(OSError):
-            protocol.send(self.client, reply)
+        self._tell(reply)
         self.client.close()
         for fd in self.stdio:
             with contextlib.suppress(OSError):
@@ -245,6 +264,7 @@ def serve(channel: socket.socket) -> None:
     process unfit for another (then the dispatcher starts a fresh worker)."""
     from oxi_cli.batch import schedule
 
+    handback.in_worker()
     budget = Budget(channel)
     schedule.share_budget(budget)
     jobs: queue.Queue[tuple[dict[str, Any], list[int]] | None] = queue.Queue()  # (the dispatcher's message, fds)
@@ -252,8 +272,13 @@ def serve(channel: socket.socket) -> None:
     def listen() -> None:
         try:
             while True:
-                message, fds = protocol.recv(channel, want_fds=True)
-                if message is None or message.get("stop"):
+                reader = protocol.Reader(channel)
+                try:
+                    message = reader.read()
+                except EOFError:
+                    break
+                fds = reader.fds
+                if message.get("stop"):
                     break
                 if "admitted" in message:
                     budget.granted(int(message["admitted"]))
