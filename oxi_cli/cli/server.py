@@ -51,7 +51,7 @@ def server(
 
 def describe(found: dict) -> str:
     if not found["running"]:
-        why = found.get("reason") or f"OXI_SERVER={found.get('mode', 'auto')}"
+        why = found.get("reason") or found.get("unanswered") or f"OXI_SERVER={found.get('mode', 'auto')}"
         return f"oxi service: not running ({why})"
     mib = 1 << 20
     lines = [

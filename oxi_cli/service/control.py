@@ -95,10 +95,13 @@ def status(environ: dict[str, str] | None = None) -> dict[str, Any]:
         return {"running": False, "reason": "no private runtime folder (XDG_RUNTIME_DIR or the temporary folder)"}
     own = paths.socket_path(folder, paths.build_key(environ))
     others = [p for p in _sockets(folder) if p != own and _ask(p, "status") is not None]
-    reply = _ask(own, "status") if os.path.exists(own) else None
-    found: dict[str, Any] = {"running": reply is not None, "other_builds": len(others), "mode": paths.mode(environ)}
-    if reply is not None:
-        found.update(reply.get("status", {}))
+    reply = (_ask(own, "status") or {}).get("status") if os.path.exists(own) else None
+    running = isinstance(reply, dict)
+    found: dict[str, Any] = {"running": running, "other_builds": len(others), "mode": paths.mode(environ)}
+    if running:
+        found.update(reply)
+    elif os.path.exists(own):  # starting, stopping, or a socket left by a crash (the next call removes it)
+        found["unanswered"] = f"{own} gave no status within {ASK_SECONDS:.0f} s"
     return found
 
 

@@ -43,8 +43,11 @@ def oxi(env: dict, *args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def status(env: dict) -> dict:
-    """`oxi server status --json` as this test process can ask it, without a process of its own per poll."""
-    return control.status(env)
+    """`oxi server status --json` as this test process can ask it, without a process of its own per poll; for a
+    service that must be running (a test that checks it is not reads control.status itself)."""
+    found = control.status(env)
+    assert found["running"], found  # why not: no socket, or one that gave no status in time ("unanswered")
+    return found
 
 
 @pytest.fixture
@@ -313,7 +316,7 @@ def test_an_idle_service_exits_and_removes_its_socket(tmp_path, plate):
     deadline = time.monotonic() + 30
     while sock.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not sock.exists() and not status(env)["running"]
+    assert not sock.exists() and not control.status(env)["running"]
 
 
 def test_a_service_of_another_build_is_never_used(env, plate, tmp_path):
@@ -368,7 +371,7 @@ def test_files_of_concurrent_clients_are_admitted_against_one_memory_budget(tmp_
                                   env=env, stderr=subprocess.PIPE) for i in range(4)]
         waited = in_use = 0
         while any(p.poll() is None for p in procs):
-            found = status(env)
+            found = control.status(env)  # the clients start the service: it may not answer yet
             if found["running"]:
                 waited = max(waited, found["files_waiting"])
                 in_use = max(in_use, found["budget_in_use_bytes"])
