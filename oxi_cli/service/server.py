@@ -73,6 +73,7 @@ class Dispatcher:
         self.started = time.time()
         self.idle_since = time.monotonic()
         self.jobs_served = 0
+        self.jobs_handed_back = 0
         self.stopping = False
         self.workers: dict[int, Worker] = {}
         self.queue: deque[tuple[dict[str, Any], list[int], socket.socket]] = deque()
@@ -336,6 +337,7 @@ class Dispatcher:
             worker.devices = [str(d) for d in message.get("devices", [])][:8]
             worker.idle_since = self.idle_since = time.monotonic()
             worker.tickets.clear()
+            self.jobs_handed_back += bool(message.get("handed_back"))
             if not message.get("reusable", False):
                 self._retire(worker)
         self._admit()
@@ -414,7 +416,8 @@ class Dispatcher:
             "uptime_seconds": round(time.time() - self.started, 1),
             "idle_seconds": 0.0 if any(w.busy for w in self.workers.values()) else round(
                 time.monotonic() - self.idle_since, 1),
-            "jobs_served": self.jobs_served,
+            "jobs_served": self.jobs_served,  # every job a worker took, the handed back ones included
+            "jobs_handed_back": self.jobs_handed_back,  # run by their clients: refused state, --cluster, oxi worker
             "jobs_running": sum(w.busy for w in self.workers.values()),
             "jobs_queued": len(self.queue),
             "busy_worker_pids": [w.pid for w in self.workers.values() if w.busy],

@@ -294,12 +294,13 @@ def serve(channel: socket.socket) -> None:
     while (item := jobs.get()) is not None:
         message, fds = item
         job = _ClientJob(message["job"], fds)
-        job.run()
+        handed_back = job.run() is None
         reusable = not job.interrupted.is_set()
         if reusable and message.get("hold_device"):
             _hold_devices()
         with contextlib.suppress(OSError):
-            protocol.send(channel, {"done": True, "reusable": reusable, "devices": _devices()})
+            protocol.send(channel, {"done": True, "reusable": reusable, "devices": _devices(),
+                                    "handed_back": handed_back})
         if not reusable:
             break
     os._exit(0)

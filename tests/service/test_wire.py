@@ -222,3 +222,12 @@ def test_a_cluster_batch_given_in_any_spelling_is_handed_back_to_its_client_unto
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.stdout == "handed back: a --cluster batch runs in its own process\n", done.stderr
     assert not out.exists() and done.stderr == ""
+
+
+def test_a_served_cluster_batch_runs_in_its_clients_own_process(env, plate, tmp_path):
+    pytest.importorskip("distributed")
+    before = status(env)["jobs_handed_back"]
+    out = tmp_path / "out.exr"
+    done = oxi(env, "cdl", str(plate), str(out), "--slope", "2", "--cluster=local:1")
+    assert done.returncode == 0 and out.exists(), done.stderr
+    assert status(env)["jobs_handed_back"] == before + 1
