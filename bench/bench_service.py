@@ -14,7 +14,9 @@ the service is started and each job run once before timing. Sections:
   client  the client's own cost: `oxi --version` served, against the interpreter's start.
   versus  with --versus FOLDER (another checkout of oxi, e.g. `git worktree add /tmp/base main`): `oxi --version`, 64x48
           and HD cdl served by this tree's and by that tree's service, interleaved call by call, so that a busy
-          machine weighs on both alike; each tree's bin/oxi run as the launcher runs it (python -S).
+          machine weighs on both alike; each tree's bin/oxi run as the launcher runs it (python -S). Keep both
+          trees on one filesystem (e.g. both `git archive | tar -x` under /tmp): the client reads its tree's
+          files on every call, and two filesystems differed by 5 ms a call here.
   --health N: N 64x48 cdl calls in a row through the service; its memory before and after.
 Results go to DIR/bench_service.json as well as the tables.
 """
