@@ -165,6 +165,7 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
         _signal.signal(sig, forward)
     started, written, reply = False, 0, None
     try:
+        _until_closed(sock)
         while reply is None and (message := protocol.recv(sock)) is not None:
             if "started" in message:
                 started = True
@@ -189,6 +190,20 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
     except OSError:
         pass
     return 1
+
+
+def _until_closed(sock: object) -> None:
+    """Sleep until the worker has closed its end (after its last frame, or by dying): the frames it sends as the job
+    goes (started, each file written) are read then, all at once. A read per frame would wake this process in
+    the middle of the job, on a loaded machine taking the worker's turn on a core each time."""
+    try:
+        import select
+
+        waiting = select.poll()
+        waiting.register(sock.fileno(), select.POLLRDHUP)
+        waiting.poll()
+    except (ImportError, AttributeError, OSError):  # no POLLRDHUP (macOS): frames are read as they come
+        pass
 
 
 def _stdio_encodings() -> list[dict[str, str]]:

@@ -157,6 +157,8 @@ class _ClientJob:
 
     def _end(self, reply: dict[str, Any]) -> None:
         self._tell(reply)
+        with contextlib.suppress(OSError):
+            self.client.shutdown(socket.SHUT_WR)  # the client waits for this end, whoever else holds the connection
         self.client.close()
         for fd in self.stdio:
             with contextlib.suppress(OSError):
