@@ -55,16 +55,6 @@ def plate(tmp_path: Path) -> Path:
     return write_exr(tmp_path / "plate.exr", hdr_rgba(37, 53), shot="sh010")
 
 
-@pytest.fixture
-def big(tmp_path: Path) -> Path:
-    """Large enough that a blur of it runs for seconds on two cores."""
-    rng = np.random.default_rng(3)
-    channels = {c: rng.uniform(0, 2, (2160, 4096)).astype(np.float16) for c in "RGBA"}
-    path = tmp_path / "big.exr"
-    OpenEXR.File({"compression": OpenEXR.ZIP_COMPRESSION, "type": OpenEXR.scanlineimage}, channels).write(str(path))
-    return path
-
-
 CASES = [
     ["cdl", "{in}", "{out}", "--slope", "1.1,1,0.9", "--json"],
     ["resize", "{in}", "{out}", "--scale", "50%"],

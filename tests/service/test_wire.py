@@ -14,8 +14,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-import OpenEXR
 import pytest
 
 from oxi_cli.service import control, paths
@@ -159,16 +157,6 @@ def test_connections_that_never_send_are_dropped_within_seconds(env):
         sock.close()
     assert not waiting, f"{len(waiting)} of 200 silent connections still open after 60 s"
     assert "jobs_served" in status(env)
-
-
-@pytest.fixture
-def big(tmp_path: Path) -> Path:
-    """Large enough that a blur of it runs for seconds on two cores."""
-    rng = np.random.default_rng(3)
-    channels = {c: rng.uniform(0, 2, (2160, 4096)).astype(np.float16) for c in "RGBA"}
-    path = tmp_path / "big.exr"
-    OpenEXR.File({"compression": OpenEXR.ZIP_COMPRESSION, "type": OpenEXR.scanlineimage}, channels).write(str(path))
-    return path
 
 
 def test_server_stop_removes_the_listener_at_once_and_running_jobs_finish(tmp_path, big, plate):
