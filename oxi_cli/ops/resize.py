@@ -6,25 +6,25 @@ import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import AxisStep, Box, ImageOp
+from oxi_cli.ops.filters import (
+    DEFAULT_HELP,
+    FILTER_NAMES,
+    check_filter,
+    default_filter,
+    filter_radius,
+    filter_reach,
+    tap_weights,
+)
 from oxi_cli.ops.place import Place
 from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs, choices
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
-FilterName = Literal["lanczos3", "catmull-rom", "mitchell", "triangle", "box"]
-# Filter half-widths in source pixels at scale 1.
-FILTER_RADIUS: dict[str, float] = {
-    "box": 0.5,
-    "triangle": 1.0,
-    "catmull-rom": 2.0,
-    "mitchell": 2.0,
-    "lanczos3": 3.0,
-}
 MAX_DIM = 1 << 20
 # Beyond these a resize is almost always a typo (`--resize 50` meant as 50 %): ask for --force.
 MAX_UPSCALE = 8
@@ -40,7 +40,7 @@ class Resize(ImageOp):
 
     width: int
     height: int
-    filter: FilterName = "lanczos3"
+    filter: str = "lanczos3"  # a name of ops/filters.py (ResizeStep picks oiiotool's default by direction)
     # For one band or tile of a larger resize (set by the planner): per axis (full source size, full output
     # size, first source index the piece holds, first output index it makes), so the piece uses the whole
     # image's weights and equals a single pass bit for bit. None: this op is the whole resize.
@@ -52,8 +52,8 @@ class Resize(ImageOp):
     name: ClassVar[str] = "resize"
 
     def __post_init__(self) -> None:
-        if self.filter not in FILTER_RADIUS:
-            raise OpError(f"unknown filter {self.filter!r}; choose one of {', '.join(FILTER_RADIUS)}")
+        if problem := check_filter(self.filter):
+            raise OpError(problem)
         for label, v in (("width", self.width), ("height", self.height)):
             if int(v) != v or not 1 <= v <= MAX_DIM:
                 raise OpError(f"resize {label} must be an integer in 1..{MAX_DIM}, got {v}")
@@ -105,24 +105,7 @@ class Resize(ImageOp):
 
     def support(self, src: int, dst: int) -> float:
         """Filter half-width in source pixels for one axis (stretched when shrinking)."""
-        return FILTER_RADIUS[self.filter] * max(1.0, src / dst)
-
-
-def filter_weight(name: str, d: np.ndarray) -> np.ndarray:
-    """The named filter evaluated at distances `d` (float64, in filter units)."""
-    import numpy as np
-
-    a = np.abs(d)
-    if name == "box":
-        return (a <= 0.5).astype(np.float64)
-    if name == "triangle":
-        return np.maximum(0.0, 1.0 - a)
-    if name == "lanczos3":
-        return np.where(a < 3.0, np.sinc(d) * np.sinc(d / 3.0), 0.0)
-    b, c = (0.0, 0.5) if name == "catmull-rom" else (1.0 / 3.0, 1.0 / 3.0)
-    near = ((12 - 9 * b - 6 * c) * a**3 + (-18 + 12 * b + 6 * c) * a**2 + (6 - 2 * b)) / 6.0
-    far = ((-b - 6 * c) * a**3 + (6 * b + 30 * c) * a**2 + (-12 * b - 48 * c) * a + (8 * b + 24 * c)) / 6.0
-    return np.where(a < 1.0, near, np.where(a < 2.0, far, 0.0))
+        return filter_radius(self.filter) * max(1.0, src / dst)
 
 
 @dataclass(frozen=True)
@@ -140,14 +123,14 @@ def axis_weights(filter_name: str, src: int, dst: int) -> AxisWeights:
 
     scale = src / dst
     stretch = max(1.0, scale)
-    support = FILTER_RADIUS[filter_name] * stretch
+    support = filter_reach(filter_name, stretch)
     center = (np.arange(dst, dtype=np.float64) + 0.5) * scale - 0.5
     first = np.ceil(center - support).astype(np.int64)
     last = np.floor(center + support).astype(np.int64)
     taps = int((last - first).max()) + 1
     pos = first[:, None] + np.arange(taps)[None, :]
     inside = pos <= last[:, None]
-    w = np.where(inside, filter_weight(filter_name, (pos - center[:, None]) / stretch), 0.0)
+    w = np.where(inside, tap_weights(filter_name, pos, center, src, dst), 0.0)
     total = w.sum(axis=1, keepdims=True)
     # A filter can miss every tap only for degenerate box cases; fall back to the nearest pixel.
     empty = total[:, 0] == 0.0
@@ -344,14 +327,14 @@ class ResizeStep(Deferred):
     """
 
     size: SizeSpec
-    filter: str = "lanczos3"
+    filter: str = ""  # "": oiiotool's choice for the direction (ops/filters.py: default_filter)
     fit: str = FIT_DEFAULT
     force: bool = False
     hint: str = "--force"
 
     def __post_init__(self) -> None:
-        if self.filter not in FILTER_RADIUS:
-            raise UsageError(f"unknown resize filter {_short(self.filter)}; choose one of {', '.join(FILTER_RADIUS)}")
+        if self.filter and (problem := check_filter(self.filter)):
+            raise UsageError(f"resize: {problem}")
         check_fit(self.fit)
         biggest = max(self.size.width, self.size.height)
         if biggest > MAX_SIDE and not self.force:
@@ -366,10 +349,13 @@ class ResizeStep(Deferred):
         if not box or self.fit == "stretch":
             w, h = (self.size.width, self.size.height) if box else resolved_size(self.size, width, height)
             check_growth((width, height), (w, h), self.force, self.hint)
-            return [Resize(w, h, self.filter)]  # type: ignore[arg-type]
+            if (w, h) == (width, height):
+                return []  # as oiiotool: no resize at all (a gaussian or a B-spline would blur at scale 1)
+            return [Resize(w, h, self.filter or default_filter((width, height), (w, h)))]
         f = fit_frame(width, height, self.size.width, self.size.height, self.fit)
         check_growth((width, height), (f.width, f.height), self.force, self.hint)
-        resize = Resize(f.width, f.height, self.filter, frame=(f.box_width, f.box_height, f.x, f.y))  # type: ignore[arg-type]
+        name = self.filter or default_filter((width, height), (f.width, f.height))
+        resize = Resize(f.width, f.height, name, frame=(f.box_width, f.box_height, f.x, f.y))
         if f.fills_box() or (self.fit == "fit" and windows):
             return [resize]
         return [resize, Place(f.box_width, f.box_height, f.x, f.y)]
@@ -385,7 +371,7 @@ def _build(args: StepArgs) -> ResizeStep:
     else:
         size = parse_size(args.raw(given), args.label(given), bare_is_scale=given == "scale")
     fit = check_fit(str(args.raw("fit")), args.label("fit"))
-    return ResizeStep(size, str(args.raw("filter")), fit, args.switch("force") or args.force, args.force_hint)
+    return ResizeStep(size, args.text("filter") or "", fit, args.switch("force") or args.force, args.force_hint)
 
 
 STEP = Step(
@@ -399,8 +385,8 @@ STEP = Step(
         Param("fit", "For a WxH box: fit (aspect kept, windows as oiiotool --fit), pad (bars of 0), "
               "fill (cover, crop the overflow) or stretch (exactly WxH).", default=FIT_DEFAULT,
               complete=choices(*FIT_MODES)),
-        Param("filter", "lanczos3, catmull-rom, mitchell, triangle or box.", default="lanczos3",
-              complete=choices(*FILTER_RADIUS)),
+        Param("filter", f"oiiotool's names: {', '.join(FILTER_NAMES)}. Default: {DEFAULT_HELP}.",
+              complete=choices(*FILTER_NAMES)),
         Param("force", "Allow more than 8x or 32768 pixels a side.", kind=FLAG),
     ),
     build=_build,
@@ -414,6 +400,8 @@ Examples:
   oxi resize plate.exr proxy.exr --size 1920x1080 --fit stretch   # exactly 1920x1080 (aspect changes)
   oxi resize plate.exr review.png --size 1920x1080 --fit pad       # 1920x1080, black bars (fill: no bars)
   oxi resize plate.exr half.exr --scale 50% --filter catmull-rom  # or --scale 0.5
+  oxi resize logo.png big.png --scale 400%                   # enlarging: blackman-harris, as oiiotool
+  oxi resize logo.png big.png --scale 400% --filter lanczos3  # sharper, with ringing
   oxi resize plate.exr thumb.png --width 512                 # height keeps the aspect ratio
   oxi resize plate.exr hd.exr --size 0x1080                  # 0 keeps the aspect, as oiiotool
   oxi resize 'plate.%04d.exr' -o proxies/ --frames 1001-1100x2 --size 1920x1080 --jobs 4
@@ -429,5 +417,8 @@ oiiotool --fit:pad=1). fill: the smallest picture that covers the box, the overf
 (oxi's --size before --fit). A result over 8x the source or 32768 pixels a side needs --force.
 As oiiotool: output x samples source (x + 0.5) * srcW / dstW - 0.5; shrinking stretches the filter by the
 ratio; weights are normalised and edges clamp. Negative lobes can make negatives near HDR edges (not clamped).
+--filter takes oiiotool's names and definitions (OpenImageIO filter.cpp); without it, oiiotool's choice:
+blackman-harris when a side grows, lanczos3 otherwise. oiiotool's disk and radial-lanczos3 are not separable
+and not offered (oxi resizes rows, then columns).
 """,
 )
