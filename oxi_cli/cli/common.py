@@ -329,8 +329,9 @@ UnpremultOpt = Annotated[
     typer.Option(
         "--unpremult/--no-unpremult",
         help="Grade premultiplied pixels (CG renders) unpremultiplied: R, G, B divided by alpha before each run of "
-        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha, and pixels whose alpha "
-        "is 0, left as they are), as oiiotool's unpremult=1 and Nuke's (un)premult. Default off: the stored values "
+        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha left as it is; a pixel "
+        "whose alpha is 0 is graded undivided, so a glow over nothing is converted too), as oiiotool's "
+        "unpremult=1. Default off: the stored values "
         "are graded, as OCIO, oiiotool and Nuke's OCIO nodes do; a recipe's \\[run] unpremult = true turns it on. "
         "Use it on CG renders with alpha for grades with offsets, powers, LUTs or saturation (a pure slope or "
         "matrix gives the same either way). Resize and blur need none. "
