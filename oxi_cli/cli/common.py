@@ -319,7 +319,8 @@ MipLevelOpt = Annotated[
     typer.Option(
         "--mip-level",
         help="0: process a mip- or rip-mapped texture's top level alone into a one-level file (without it such "
-        "files are refused: the smaller levels would be lost).",
+        "files are refused: the smaller levels would be lost). EXR textures and .tx (maketx's tiled TIFFs) alike, "
+        "e.g. oxi cdl wood.tx graded.tx --slope 1.1 --mip-level 0, then maketx graded.tx -o graded.tx.",
         rich_help_panel=PARTS,
         show_default=False,
     ),
