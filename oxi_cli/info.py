@@ -53,6 +53,8 @@ def _describe_part(spec: Any) -> dict[str, Any]:
         "channels": [{"name": n, "type": meta.pixel_types[n]} for n in spec.channels],
         "compression": meta.compression,
     }
+    if meta.levels != "one":  # a texture: oxi reads and writes its top level (--mip-level 0)
+        info["levels"] = meta.levels
     fmt = named(meta.format)
     if fmt.can("describe"):
         info.update({key: _jsonable(value) for key, value in fmt.call("describe", spec).items()})

@@ -319,7 +319,8 @@ MipLevelOpt = Annotated[
     typer.Option(
         "--mip-level",
         help="0: process a mip- or rip-mapped texture's top level alone into a one-level file (without it such "
-        "files are refused: the smaller levels would be lost).",
+        "files are refused: the smaller levels would be lost). EXR textures and .tx (maketx's tiled TIFFs) alike, "
+        "e.g. oxi cdl wood.tx graded.tx --slope 1.1 --mip-level 0, then maketx graded.tx -o graded.tx.",
         rich_help_panel=PARTS,
         show_default=False,
     ),
@@ -329,8 +330,9 @@ UnpremultOpt = Annotated[
     typer.Option(
         "--unpremult/--no-unpremult",
         help="Grade premultiplied pixels (CG renders) unpremultiplied: R, G, B divided by alpha before each run of "
-        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha, and pixels whose alpha "
-        "is 0, left as they are), as oiiotool's unpremult=1 and Nuke's (un)premult. Default off: the stored values "
+        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha left as it is; a pixel "
+        "whose alpha is 0 is graded undivided, so a glow over nothing is converted too), as oiiotool's "
+        "unpremult=1. Default off: the stored values "
         "are graded, as OCIO, oiiotool and Nuke's OCIO nodes do; a recipe's \\[run] unpremult = true turns it on. "
         "Use it on CG renders with alpha for grades with offsets, powers, LUTs or saturation (a pure slope or "
         "matrix gives the same either way). Resize and blur need none. "

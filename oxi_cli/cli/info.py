@@ -165,6 +165,8 @@ def _print_part(console: Any, doc: dict[str, Any]) -> None:
         rows.append(("data window", _window(doc["data_window"])))
         rows.append(("display window", _window(doc["display_window"])))
     rows.append(("channels", _channels(doc["channels"])))
+    if doc.get("levels"):
+        rows.append(("levels", f"{doc['levels']}: oxi reads the top level (--mip-level 0)"))
     colour = doc.get("colour") or {}
     rows.append(("colour space", ", ".join(f"{k} {_value(v)}" for k, v in colour.items()) or "not stated"))
     for key, value in doc["attributes"].items():

@@ -103,6 +103,11 @@ register(Format(
            "codec": "raster:tiff_codec"},
 ))
 register(Format(
+    "tx", "TIFF texture", (".tx",), ("float", "uint16", "uint8"), keeps_windows=False,
+    roles={"read": "raster:read_tiff", "read_spec": "raster:read_tiff_spec", "write": "raster:write_tx",
+           "codec": "raster:tiff_codec"},
+))
+register(Format(
     "jpeg", "JPEG", (".jpg", ".jpeg"), ("uint8",), keeps_windows=False,
     roles={"read": "raster:read_jpeg", "read_spec": "raster:read_jpeg_spec", "write": "raster:write_jpeg",
            "codec": "raster:jpeg_quality"},

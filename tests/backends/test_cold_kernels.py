@@ -138,7 +138,7 @@ def test_the_ocio_stand_in_agrees_with_the_kernels_for_every_op_code(cpu_backend
     from oxi_cli.ops.ocio_cpu import for_ops
 
     img = hdr_image((23, 31, 4), seed=4, nonfinite=True)
-    img[::3, ::4, 3] = 0.0  # alpha 0: the premultiply ops keep those pixels as they entered
+    img[::3, ::4, 3] = 0.0  # alpha 0: the premultiply ops divide and multiply those pixels by 1
     for op in [*_every_code(2), Repremult()]:
         handle = cpu_backend.upload(img.copy())
         cpu_backend.color_chain(handle, handle, [op], has_alpha)
