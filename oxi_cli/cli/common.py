@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -503,6 +504,9 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
     with reporting(opts.debug):
         opts.check()
         chain = build()
+        if not opts.quiet:
+            for note in dict.fromkeys(chain.notes):
+                print(f"oxi: {note}", file=sys.stderr, flush=True)
         inputs = split_in_out(paths, opts)
         from oxi_cli.batch.runner import run_batch
 
