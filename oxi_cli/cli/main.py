@@ -198,6 +198,9 @@ def click_command() -> Any:
         sys.excepthook = typer.main.except_hook
     if not _COMMAND:
         _COMMAND.append(typer.main.get_command(app))
+        from oxi_cli.cli.completion import register
+
+        register()  # after get_command: Typer registers its own completion classes there
     return _COMMAND[0]
 
 
