@@ -204,7 +204,13 @@ JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=MESSAGES)
 ]
 QuietOpt = Annotated[
-    bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=MESSAGES)
+    bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors only).", rich_help_panel=MESSAGES)
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Also print, for each file done, its size in and out, the ops, the backend "
+                 "and device, the strategy, the read/compute/write seconds and the peak memory.",
+                 rich_help_panel=MESSAGES),
 ]
 BackendOpt = Annotated[
     str | None,
@@ -361,6 +367,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "continue_on_error": ContinueOpt,
     "json": JsonOpt,
     "quiet": QuietOpt,
+    "verbose": VerboseOpt,
     "backend": BackendOpt,
     "device": DeviceOpt,
     "threads": ThreadsOpt,
