@@ -95,7 +95,9 @@ register(Format(
 register(Format(
     "png", "PNG", (".png",), ("uint16", "uint8"), keeps_windows=False,
     roles={"read": "raster:read_png", "read_spec": "raster:read_png_spec", "write": "raster:write_png",
-           "codec": "raster:png_codec"},
+           "codec": "raster:png_codec", "region_blocker": "png_stream:region_blocker",
+           "region_reader": "png_stream:region_reader", "band_writer": "png_stream:band_writer",
+           "band_header": "png_stream:band_header", "band_notes": "png_stream:band_notes"},
 ))
 register(Format(
     "tiff", "TIFF", (".tif", ".tiff"), ("float", "uint16", "uint8"), keeps_windows=False,
