@@ -81,9 +81,7 @@ def _fit_command(line: str, room: int) -> list[str]:
     command, comment = line.strip(), ""
     if found := _COMMENT.search(command):
         command, comment = command[: found.start()], command[found.end() :]
-    out = [f"{indent}# {comment}"] if comment and len(line) > room else []
-    if comment and len(line) <= room:
-        return [line]
+    out = [f"{indent}# {comment}"] if comment else []  # called for lines too long only
     words: list[str] = []
     for word in _words(command):  # a flag whose value alone fills a line goes on a line of its own
         flag, _, value = word.partition(" ")
@@ -101,7 +99,7 @@ def _fit_command(line: str, room: int) -> list[str]:
 
 def _words(command: str) -> list[str]:
     """The command's arguments as written (quotes kept), a flag joined to the value after it."""
-    lexer = shlex.shlex(command, posix=False, punctuation_chars=False)
+    lexer = shlex.shlex(command, posix=False)
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)
