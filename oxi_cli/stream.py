@@ -114,7 +114,7 @@ def plan_for_files(
         raise UsageError(str(e)) from None
     spec = select_part(read_spec(source_path), selection.part, source_path)
     source = named(spec.meta.format)
-    blocker = source.call("region_blocker", source_path) if source.regions else None
+    blocker = source.call("region_blocker", source_path) if source.reads_regions else None
     return make_plan(
         spec,
         ops,
@@ -534,8 +534,8 @@ def _execute_streaming(
     from oxi_cli.io.formats import named
 
     source, dest = named(format_for(source_path)), named(sink.format)
-    for fmt, side in ((source, "reads"), (dest, "writes")):
-        if not fmt.regions:
+    for fmt, side, can in ((source, "reads", source.reads_regions), (dest, "writes", dest.writes_regions)):
+        if not can:
             raise UsageError(f"--strategy streaming {side} files by bands of rows, which {fmt.label} files are "
                              "not; use --strategy auto")
     blocker = source.call("region_blocker", source_path)
