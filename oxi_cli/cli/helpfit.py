@@ -39,12 +39,13 @@ def _fit_kept(paragraph: str, room: int) -> str:
         prose.clear()
 
     lines = paragraph.split("\n")
+    continued = False  # the line before was a command's, ending in ` \`: this one carries on its arguments
     while lines:
         line = lines.pop(0)
         stripped = line.strip()
         if line == KEEP or not stripped:
             kind = "keep"
-        elif _COMMAND.match(stripped):
+        elif continued or _COMMAND.match(stripped):
             kind = "command"
         elif line.startswith(" ") and _ROW.match(line):
             kind = "row"
@@ -55,11 +56,12 @@ def _fit_kept(paragraph: str, room: int) -> str:
             continue
         else:
             kind = "keep"
+        was_continued, continued = continued, kind == "command" and stripped.endswith("\\")
         flush()
         if len(line) <= room or kind == "keep":
             out.append(line)
         elif kind == "command":
-            out.extend(_fit_command(line, room))
+            out.extend(_fit_command(line, room, after=was_continued))
         elif row := _ROW.match(line):
             head, description = row.group(1), row.group(2)
             while lines and _continues(lines[0], len(head)):  # the row's own hand-wrapped lines
@@ -74,14 +76,15 @@ def _continues(line: str, column: int) -> bool:
     return bool(line.strip()) and len(line) - len(line.lstrip()) >= column and not _ROW.match(line)
 
 
-def _fit_command(line: str, room: int) -> list[str]:
-    """An example command: its comment on a line above when both do not fit, the command broken between
-    arguments (a flag stays with its value) with ` \\` and a deeper indent."""
+def _fit_command(line: str, room: int, after: bool = False) -> list[str]:
+    """An example command: its comment on a line above when both do not fit (`after` it for the last line of a
+    command already continued, which a comment line must not split), the command broken between arguments (a flag
+    stays with its value) with ` \\` and a deeper indent."""
     indent = line[: len(line) - len(line.lstrip())]
     command, comment = line.strip(), ""
     if found := _COMMENT.search(command):
         command, comment = command[: found.start()], command[found.end() :]
-    out = [f"{indent}# {comment}"] if comment else []  # called for lines too long only
+    note = [f"{indent}# {comment}"] if comment else []  # called for lines too long only
     words: list[str] = []
     for word in _words(command):  # a flag whose value alone fills a line goes on a line of its own
         flag, _, value = word.partition(" ")
@@ -94,7 +97,7 @@ def _fit_command(line: str, room: int) -> list[str]:
         else:
             current = f"{current} {word}" if current.strip() else current + word
     lines.append(current)
-    return out + lines
+    return lines + note if after else note + lines
 
 
 def _words(command: str) -> list[str]:

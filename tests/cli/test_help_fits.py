@@ -28,10 +28,13 @@ def _help(command: list[str], columns: int) -> str:
 
 
 def _examples(text: str) -> list[list[str]]:
-    """Each example command of a help text, its ` \\` continuations joined, as the shell splits it."""
+    """Each example command of a help text (outside the option panels, which rich wraps in their cells), its ` \\`
+    continuations joined, as the shell splits it."""
     found, pending = [], ""
     for line in text.splitlines():
-        stripped = BOX.sub("", line).strip()
+        if BOX.search(line):
+            continue
+        stripped = line.strip()
         if pending:
             pending += " " + stripped
         elif re.match(r"^(?:[A-Z_]+=\S*\s+)*oxi\s", stripped):
