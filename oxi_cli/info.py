@@ -171,7 +171,7 @@ def channel_stats(path: str | Path, band_rows: int | None = None) -> list[dict[s
     path = Path(path)
     spec = read_spec(path)  # the one-line errors for missing, truncated or unsupported files
     fmt = named(format_for(path))
-    if fmt.regions and not spec.parts and fmt.call("region_blocker", path) is None:
+    if fmt.reads_regions and not spec.parts and fmt.call("region_blocker", path) is None:
         stats = {name: ChannelStats() for name in spec.channels}
         _banded(fmt.call("region_reader", path), spec.channels, spec.meta.pixel_types, stats, band_rows)
         return [{name: s.as_json() for name, s in stats.items()}]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -203,7 +204,13 @@ JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=MESSAGES)
 ]
 QuietOpt = Annotated[
-    bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=MESSAGES)
+    bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors only).", rich_help_panel=MESSAGES)
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Also print, for each file done, its size in and out, the ops, the backend "
+                 "and device, the strategy, the read/compute/write seconds and the peak memory.",
+                 rich_help_panel=MESSAGES),
 ]
 BackendOpt = Annotated[
     str | None,
@@ -362,6 +369,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "continue_on_error": ContinueOpt,
     "json": JsonOpt,
     "quiet": QuietOpt,
+    "verbose": VerboseOpt,
     "backend": BackendOpt,
     "device": DeviceOpt,
     "threads": ThreadsOpt,
@@ -505,6 +513,9 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
     with reporting(opts.debug):
         opts.check()
         chain = build()
+        if not opts.quiet:
+            for note in dict.fromkeys(chain.notes):
+                print(f"oxi: {note}", file=sys.stderr, flush=True)
         inputs = split_in_out(paths, opts)
         from oxi_cli.batch.runner import run_batch
 

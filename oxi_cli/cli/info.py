@@ -17,7 +17,7 @@ Examples:
   oxi info 'plate.####.exr' --frames 1001-1010 --stats --json
   oxi info review.mov                         # codec, size, frames, rate, timecode, colour tags
 \b
---stats reads EXR files in bands of rows, so memory stays bounded for any image size. Min, max and mean
+--stats reads EXR, PNG and TIFF files in bands of rows, so memory stays bounded for any image size. Min, max and mean
 cover finite values; NaN and infinities are counted apart. 8/16-bit values are shown as 0..1, as oxi
 processes them.
 """

@@ -83,10 +83,16 @@ def _corrupt(path: Path, label: str, error: BaseException | str) -> InputError:
 def output_layout(image: Image, format: str) -> tuple[list[str], str]:
     """The channels `format` writes (RGB[A] or Y[A]; other layers are dropped, and alpha from JPEG and from a
     review frame: colour_tags.ColourTag.drops_alpha) and their one pixel type."""
+    types = {name: image.meta.pixel_types.get(name) or pixel_type_of(plane) for name, plane in image.planes.items()}
+    return layout_for(types, image.meta, format)
+
+
+def layout_for(types: dict[str, str], meta: ImageMeta, format: str) -> tuple[list[str], str]:
+    """output_layout for channels known by their pixel types alone (a file written by bands)."""
     described = formats.named(format)
     label = described.label
-    have = image.planes
-    colour = image.meta.colour
+    have = types
+    colour = meta.colour
     keeps_alpha = format != "jpeg" and not (colour is not None and colour.drops_alpha(format))
     alpha = ["A"] if "A" in have and keeps_alpha else []
     if all(c in have for c in ("R", "G", "B")):
@@ -97,8 +103,7 @@ def output_layout(image: Image, format: str) -> tuple[list[str], str]:
         names = list(have)
     else:
         raise UsageError(f"{label} holds gray, gray+alpha, RGB or RGBA; this image has channels {', '.join(have)}")
-    first = names[0]
-    kind = image.meta.pixel_types.get(first) or pixel_type_of(have[first])
+    kind = have[names[0]]
     storable = described.stores
     if kind not in storable:
         choices = " or ".join(storable)

@@ -4,6 +4,7 @@ mean", and shell completion offers the values options take (colour-space names f
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -98,7 +99,8 @@ def test_display_without_view_says_view_is_what_is_missing(plate: Path, tmp_path
 
 
 def complete(words: str) -> list[str]:
-    """What bash completion offers for the last word of `words` (a trailing space: an empty last word)."""
+    """What bash completion offers for the last word of `words` (a trailing space: an empty last word), each word
+    as bash reads what is inserted (escaped: tests/cli/test_completion_quoting.py)."""
     oxi = shutil.which("oxi")
     cmd = [oxi] if oxi else [sys.executable, "-m", "oxi_cli"]
     env = {**os.environ, "_OXI_COMPLETE": "complete_bash", "COMP_WORDS": words,
@@ -106,7 +108,7 @@ def complete(words: str) -> list[str]:
     env.pop("OCIO", None)  # OCIO's built-in default config, whatever the machine has set
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0 and not res.stderr, res.stderr
-    return [line for line in res.stdout.splitlines() if line]  # nothing to offer prints an empty line
+    return [shlex.split(line)[0] for line in res.stdout.splitlines() if line]  # nothing to offer: an empty line
 
 
 @pytest.mark.parametrize(
