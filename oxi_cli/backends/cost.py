@@ -282,6 +282,9 @@ def cached_entry() -> tuple[dict[str, Any] | None, str]:
     """This host's entry of the rates cache, read again only when the file changes: keyed by its path, size and
     time, as a warm service worker outlives an `oxi probe --calibrate` that rewrites it (one stat a call)."""
     path = rates_file.cache_path()
+    why = rates_file.refusal(path)  # judged at every read: a warm worker outlives a folder's change of hands
+    if why:
+        return None, why
     try:
         info = os.stat(path)
         stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)
