@@ -185,19 +185,22 @@ def estimate(
     files: int = 1,
     cold: Collection[str] = (),
     compile_s: float | None = None,
+    compiling: Collection[str] | None = None,
     held: Collection[str] = (),
     among: Collection[str] | None = None,
 ) -> Estimate:
     """Each backend's seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
     default to this host's (load_rates). A batch of `files` alike pays a device's start once: each image
     carries its share; `held`: the backends whose device this process holds already (a warm service worker),
-    nothing. `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown, or
-    with `compile_s` (a job that waits for them) that many seconds more. `among`: the backends with devices to
+    nothing. `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown,
+    except those `compiling` (default: every cold one where `compile_s` is given), which the job compiles first
+    in its own process: `compile_s` seconds more. `among`: the backends with devices to
     weigh (default: every one the rates know)."""
     rates = rates or load_rates()
     cores = cores or usable_cores()
     work = chain_work(ops, width, height, channels)
-    cold_s = _cold_seconds(ops, width, height, channels, cores, rates.host, set(cold), compile_s)
+    now = set(cold if compiling is None and compile_s is not None else compiling or ())
+    cold_s = _cold_seconds(ops, width, height, channels, cores, rates.host, set(cold) - now) + (compile_s or 0.0)
     out_w, out_h = chain_size(ops, width, height)
     up = width * height * channels * bytes_per_sample
     down = out_w * out_h * channels * bytes_per_sample
@@ -218,13 +221,10 @@ def estimate(
 
 
 def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, channels: int, cores: int,
-                  rates: HostRates, cold: set[str], compile_s: float | None) -> float:
-    """What kernels not compiled yet add to the CPU's seconds: the compile when the job waits for it, else the
-    extra time the stand-ins take over the kernels' for the ops whose kernels are cold."""
+                  rates: HostRates, cold: set[str]) -> float:
+    """The extra time stand-ins take over the kernels' for the ops whose kernels are `cold`."""
     if not cold:
         return 0.0
-    if compile_s is not None:
-        return compile_s
     from oxi_cli.backends.cpu.cold import module_of
 
     extra = 0.0
