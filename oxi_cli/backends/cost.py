@@ -22,6 +22,11 @@ DEFAULTS_FROM = "a 16-core host with an H100 GPU (bench/bench_many_core.py, 2026
 # instead.
 COLD_COLOR_SLOWDOWN = 4.0
 COLD_IMAGE_SLOWDOWN = 5.0
+# What colour ops' stand-in costs before its first pixel, once a job: importing OpenColorIO and building its
+# processor, 0.20-0.23 s in a fresh process on a 2-core x86-64 machine (AVX-512) (a CDL through ops/ocio_cpu.for_ops
+# on a 2x2 image, 2026-12-07). Counted, a cold HD cdl's estimate came closer to its run (compute 0.31-0.54 s where
+# +0.14 was estimated before).
+COLD_COLOR_START_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -222,12 +227,13 @@ def estimate(
 
 def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, channels: int, cores: int,
                   rates: HostRates, cold: set[str]) -> float:
-    """The extra time stand-ins take over the kernels' for the ops whose kernels are `cold`."""
+    """The extra time stand-ins take over the kernels' for the ops whose kernels are `cold`, their start
+    included."""
     if not cold:
         return 0.0
     from oxi_cli.backends.cpu.cold import module_of
 
-    extra = 0.0
+    extra = start = 0.0
     for op in ops:
         if op.is_identity() or module_of(op) not in cold:
             if isinstance(op, ImageOp):
@@ -238,7 +244,8 @@ def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, cha
             width, height = op.out_size(width, height)
         else:
             extra += op.work(width, height, channels) * (COLD_COLOR_SLOWDOWN - 1) / rates.color_flops_per_core
-    return extra / cores
+            start = COLD_COLOR_START_S
+    return extra / cores + start
 
 
 def load_rates(picked: Mapping[str, int] | None = None, any_kind: bool = False) -> Rates:
