@@ -73,7 +73,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"oxi {__version__}")
+        from oxi_cli.service.paths import installed_version
+
+        typer.echo(f"oxi {installed_version() or __version__}")
         raise typer.Exit()
 
 

@@ -42,9 +42,7 @@ def worker(
 
     with reporting(False):
         cmd = worker_command(scheduler, nthreads, nworkers, memory_budget, name)
-        for key, value in WORKER_ENV.items():
-            os.environ.setdefault(key, value)
-        os.execv(sys.executable, cmd)
+        os.execve(sys.executable, cmd, {**WORKER_ENV, **os.environ})  # the worker's, not ours to change
 
 
 def worker_command(

@@ -22,6 +22,7 @@ _SIGNALS = tuple(getattr(_signal, name) for name in ("SIGINT", "SIGTERM", "SIGHU
 def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
+    environ = dict(os.environ)  # the service a job of ours starts gets this, not what the job left behind
     chosen = link.mode()
     local = chosen == "off" or bool(args and args[0] in LOCAL_COMMANDS) or "--cluster" in args or bool(
         os.environ.get("OXI_CLUSTER")) or _memory_limited()
@@ -42,7 +43,7 @@ def main() -> None:
         try:
             from oxi_cli.service.control import start_service
 
-            start_service()
+            start_service(environ=environ)
         except Exception:  # a service that cannot start leaves this call's result as it is
             pass
     _exit_now(code)
