@@ -7,7 +7,8 @@ import sys
 from importlib.machinery import PathFinder
 from typing import Any
 
-from oxi_cli.user_cache import cache_dir, private
+from oxi_cli.trust import private_folder
+from oxi_cli.user_cache import cache_dir
 
 # Without bytecode every process compiles numpy and Numba from source. That happens wherever an installer wrote none and
 # Python may not write it: uv installs none unless asked (--compile-bytecode), container images set
@@ -45,13 +46,19 @@ def use_own_cache(probes: tuple[str, ...] = PROBES) -> str | None:
     return sys.pycache_prefix
 
 
+def recheck() -> None:
+    """In a long-lived process (a service worker, before each job): stop reading oxi's bytecode cache once
+    nobody-else-may-write no longer holds for it; Python reads it at every later import."""
+    if sys.pycache_prefix == own_cache() and refused() is not None:
+        sys.pycache_prefix = None
+
+
 def refused() -> str | None:
     """Why oxi's cache may not be used here, or None."""
     if os.environ.get(OPT_OUT, "1").strip() == "0":
         return f"{OPT_OUT}=0 is set"
-    if not private(own_cache()):
-        return f"other users may write into {own_cache()}"
-    return None
+    why = private_folder(own_cache())
+    return f"{why}: oxi's bytecode cache is not used" if why else None
 
 
 def _kept(name: str) -> bool:

@@ -53,6 +53,8 @@ def _describe_part(spec: Any) -> dict[str, Any]:
         "channels": [{"name": n, "type": meta.pixel_types[n]} for n in spec.channels],
         "compression": meta.compression,
     }
+    if meta.levels != "one":  # a texture: oxi reads and writes its top level (--mip-level 0)
+        info["levels"] = meta.levels
     fmt = named(meta.format)
     if fmt.can("describe"):
         info.update({key: _jsonable(value) for key, value in fmt.call("describe", spec).items()})
@@ -169,7 +171,7 @@ def channel_stats(path: str | Path, band_rows: int | None = None) -> list[dict[s
     path = Path(path)
     spec = read_spec(path)  # the one-line errors for missing, truncated or unsupported files
     fmt = named(format_for(path))
-    if fmt.regions and not spec.parts and fmt.call("region_blocker", path) is None:
+    if fmt.reads_regions and not spec.parts and fmt.call("region_blocker", path) is None:
         stats = {name: ChannelStats() for name in spec.channels}
         _banded(fmt.call("region_reader", path), spec.channels, spec.meta.pixel_types, stats, band_rows)
         return [{name: s.as_json() for name, s in stats.items()}]

@@ -4,22 +4,16 @@ other."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib.abc
 import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-from oxi_cli import kernel_cache
-from oxi_cli.user_cache import cache_dir
-
-# Numba's own setting, for jitted functions outside oxi (a test's); oxi's kernels go where
-# kernel_cache.location() says (_OxiLocator below). Set before Numba loads.
-os.environ.setdefault("NUMBA_CACHE_DIR", cache_dir("numba"))
-
-import contextlib  # noqa: E402
-import importlib.abc  # noqa: E402
-import sys  # noqa: E402
-import threading  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from typing import Any  # noqa: E402
+from oxi_cli import kernel_cache, trust
 
 # Numba imports these when they are installed, for what no oxi kernel uses: SciPy (0.2-0.3 s, probed when
 # numba.np.arraymath loads, which only compiling needs) to back np.dot with BLAS, coverage (0.11 s of
@@ -179,9 +173,34 @@ def _save_entries_whole() -> None:
     IndexDataCacheFile.save = save
 
 
+def _guard_cache() -> bool:
+    """Every load and save of a Numba cache entry in an oxi process first checks its folder (trust.py), in
+    whichever process and however long after the cache was chosen: a service worker forked hours ago too. A
+    Numba index file is a pickle, and one planted where others could write runs as this user when loaded;
+    refused, the kernel compiles in memory and nothing is saved. False, and oxi's kernels are never cached,
+    where Numba no longer has what this wraps (tests/backends/test_jit_cache.py pins it)."""
+    from numba.core.caching import Cache
+
+    if not all(callable(getattr(Cache, n, None)) for n in ("load_overload", "save_overload")) or not isinstance(
+            getattr(Cache, "cache_path", None), property):
+        return False
+    load, save = Cache.load_overload, Cache.save_overload
+
+    def guarded_load(self, sig, target_context):  # noqa: ANN001, ANN202
+        return None if trust.why_untrusted(self.cache_path) else load(self, sig, target_context)
+
+    def guarded_save(self, sig, data):  # noqa: ANN001, ANN202
+        return None if trust.why_untrusted(self.cache_path) else save(self, sig, data)
+
+    guarded_load.__wrapped__, guarded_save.__wrapped__ = load, save  # type: ignore[attr-defined]
+    Cache.load_overload, Cache.save_overload = guarded_load, guarded_save
+    return True
+
+
 _import_numba_lean()
 _load_cached_kernels_lean()
 _install_locator()
+_GUARDED = _guard_cache()
 _install_refusal()
 
 import numba  # noqa: E402
@@ -213,7 +232,8 @@ def _distinct(jit: Callable[[Callable], Any]) -> Callable[[Callable], Any]:
     return decorate
 
 
-_CACHE = kernel_cache.location().path is not None  # else every process compiles: no folder is safe to use
+# Else every process compiles: no folder is safe to use, or Numba's cache cannot be guarded.
+_CACHE = _GUARDED and kernel_cache.location().path is not None
 kernel = _distinct(numba.njit(cache=_CACHE, nogil=True))
 # Neighbourhood sums may fuse multiply-adds (more accurate, never changes NaN/Inf behaviour).
 spatial_kernel = _distinct(numba.njit(cache=_CACHE, nogil=True, fastmath={"contract"}))

@@ -28,12 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oxi_cli import host, leaving
-from oxi_cli.user_cache import cache_dir, private, sources_digest
+from oxi_cli import host, leaving, trust
+from oxi_cli.user_cache import cache_dir, sources_digest
 
 ENV = "OXI_KERNEL_CACHE"
 MANIFEST = "oxi-kernels.json"
 LOCK = ".compiling.lock"
+TURN = ".background.lock"  # held by the one background compile a user runs at a time
+WANTED = ".wanted"  # a file per module asked for in the background
 HERE = Path(__file__).parent
 KERNELS = HERE / "backends" / "cpu" / "kernels"
 # Kernel modules compiled as units (kernels/*.py that hold compiled loops), and the LUT row scanner.
@@ -103,24 +105,6 @@ class Location:
     note: str = ""
 
 
-def _others_may_write(path: Path) -> bool:
-    """Whether a user other than this one (or root) may change what is in `path` (a folder or a file)."""
-    info = path.lstat()
-    if not hasattr(os, "getuid"):
-        return False  # Windows: mode bits do not describe who may write (its ACLs do)
-    if stat.S_ISLNK(info.st_mode):
-        return True  # a link may be pointed elsewhere by whoever owns it
-    foreign_owner = info.st_uid not in (os.getuid(), 0) and bool(info.st_mode & stat.S_IWUSR)
-    return foreign_owner or bool(info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
-
-
-def _read_only_mount(path: Path) -> bool:
-    try:
-        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):
-        return False
-
-
 def _writable(folder: Path) -> bool:
     """Whether this user may, and means to, write into `folder`: its mode grants its owner writing (root may
     write anywhere, so a folder made read-only by its mode is taken as read-only for root too) on a writable
@@ -129,31 +113,38 @@ def _writable(folder: Path) -> bool:
         owner_writes = bool(folder.stat().st_mode & stat.S_IWUSR)
     except OSError:
         return False
-    return owner_writes and os.access(folder, os.W_OK) and not _read_only_mount(folder)
+    return owner_writes and os.access(folder, os.W_OK) and not trust.read_only_mount(folder)
 
 
-def trusted(folder: Path) -> bool:
-    """Nobody but this user (or root) can change the folder or anything in it, or it lies on a read-only mount."""
-    if _read_only_mount(folder):
-        return True
+def why_untrusted(folder: Path) -> str | None:
+    """Why others could change the folder or anything in it (trust.py's test for it, the folders above it and
+    every entry below), or None. A cache others built may hold files of theirs, so each is judged."""
+    why = trust.why_untrusted(folder)
+    if why or trust.read_only_mount(folder):
+        return why
     try:
-        return not any(_others_may_write(p) for p in (folder.parent, folder, *folder.rglob("*")))
-    except OSError:
-        return False
+        for entry in folder.rglob("*"):
+            why = trust.judge(entry)
+            if why:
+                return why
+    except OSError as e:
+        return f"{folder} cannot be listed ({e.strerror or e})"
+    return None
 
 
 def _shared(root: Path) -> Location | None:
     """OXI_KERNEL_CACHE's folder for this key, or None with the reason in a Location whose path is None."""
     folder = root / key()
     if not folder.is_dir():
-        if root.is_dir() and _writable(root) and not _others_may_write(root):
+        if root.is_dir() and _writable(root) and trust.why_untrusted(root) is None:
             return Location(folder, True, ENV)  # the user's own folder: kernels compile into it
         built = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
         why = f"holds kernels for another key ({', '.join(built)}; this one is {key()})" if built else \
             "has no kernels for this oxi, Numba and CPU"
         return Location(None, False, ENV, f"{ENV}={root} {why}: ignored; `oxi probe --compile` builds them")
-    if not trusted(folder):
-        return Location(None, False, ENV, f"{ENV}={root}: other users may write into {folder}: ignored")
+    why = why_untrusted(folder)
+    if why:
+        return Location(None, False, ENV, f"{ENV}={root}: {why}: ignored")
     if _writable(folder):
         return Location(folder, True, ENV)
     if read_manifest(folder).get("complete"):
@@ -164,7 +155,8 @@ def _shared(root: Path) -> Location | None:
 
 @functools.cache
 def location() -> Location:
-    """Where kernels load from and compile to in this process (see the module's docstring)."""
+    """Where kernels load from and compile to in this process (see the module's docstring); a service worker
+    looks again for each job (worker.py), and every load of a kernel checks its folder again (jit.py)."""
     note = ""
     root = os.environ.get(ENV, "").strip()
     if root:
@@ -172,10 +164,11 @@ def location() -> Location:
         if found is not None and found.path is not None:
             return found
         note = found.note if found is not None else ""
-    own = Path(cache_dir("kernels"))
-    if private(str(own)) and private(str(own / key())):
-        return Location(own / key(), True, "user cache", note)
-    why = f"{own} may be written by other users: kernels are compiled in each process, never cached"
+    own = Path(cache_dir("kernels"), key())
+    why = trust.private_folder(own)
+    if why is None:
+        return Location(own, True, "user cache", note)
+    why = f"{why}: kernels are compiled in each process, never cached"
     return Location(None, False, "none", "; ".join(filter(None, (note, why))))
 
 
@@ -192,7 +185,7 @@ def prepare() -> None:
 def read_manifest(folder: Path | None = None) -> dict[str, Any]:
     """What `oxi probe --compile` and the background compiles recorded in a cache folder ({} when none)."""
     folder = folder or location().path
-    if folder is None:
+    if folder is None or trust.why_untrusted(folder / MANIFEST):
         return {}
     try:
         data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
@@ -236,12 +229,18 @@ def lock(blocking: bool, name: str = LOCK) -> Iterator[bool]:
         yield False
         return
     where.path.mkdir(parents=True, exist_ok=True)
+    with _flock(where.path / name, blocking) as taken:
+        yield taken
+
+
+@contextlib.contextmanager
+def _flock(path: Path, blocking: bool) -> Iterator[bool]:
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: compiles may then overlap, each saving whole files
         yield True
         return
-    with open(where.path / name, "a") as f:
+    with open(path, "a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
         except OSError:
@@ -251,6 +250,47 @@ def lock(blocking: bool, name: str = LOCK) -> Iterator[bool]:
             yield True
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def background_turn() -> Iterator[bool]:
+    """The user's one background compile at a time: yields True while this process holds the turn, False at
+    once while another does. The lock lies in the user's own kernels folder, which every oxi build shares
+    (else in this cache's folder)."""
+    own = Path(cache_dir("kernels"))
+    where = location()
+    if trust.private_folder(own) is None:
+        path = own / TURN
+    elif where.path is not None and where.writable:
+        path = where.path / TURN
+    else:
+        yield False
+        return
+    with _flock(path, blocking=False) as taken:
+        yield taken
+
+
+def want(names: Iterable[str]) -> None:
+    """Ask for these modules to be compiled in the background: whichever process has the turn takes them."""
+    where = location()
+    if where.path is None or not where.writable:
+        return
+    with contextlib.suppress(OSError):
+        (where.path / WANTED).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (where.path / WANTED / name).touch()
+
+
+def wanted() -> set[str]:
+    """The modules asked for in the background and not yet compiled."""
+    where = location()
+    if where.path is None:
+        return set()
+    try:
+        asked = set(os.listdir(where.path / WANTED)) & set(modules())
+    except OSError:
+        return set()
+    return asked - compiled()
 
 
 def log_path() -> Path:
@@ -302,23 +342,29 @@ def start_pending() -> None:
 
 
 def _start(names: list[str], folder: Path) -> None:
+    """Ask for `names`, and start the background compile unless one runs already (it takes them: one compile
+    at a time per user, as several on a 2-core machine slowed each other and every job beside them)."""
     import subprocess
 
-    log = log_path()
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        if not private(str(log.parent)):
+    want(names)
+    with background_turn() as free:
+        if not free:
             return
-        with open(log, "a", encoding="utf-8") as out:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "oxi_cli.backends.cpu.compile", "--background", *names],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            )
+    out, _ = trust.open_log(log_path())
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "oxi_cli.backends.cpu.compile", "--background", *names],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL if out is None else out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         # Marked before this process can exit, so a waiter never misses a compile that has yet to start.
         (folder / PENDING).mkdir(parents=True, exist_ok=True)
         (folder / PENDING / str(child.pid)).touch()
     except OSError:
         pass
+    finally:
+        if out is not None:
+            os.close(out)
 
 
 def done_in_background() -> None:

@@ -284,9 +284,9 @@ def make_plan(
     else:
         one_pass = None
     source, dest = formats.named(spec.meta.format), formats.named(out_format)
-    if whole_only is None and not source.regions:
+    if whole_only is None and not source.reads_regions:
         whole_only = f"{source.label} input can only be read whole"
-    if whole_only is None and not dest.regions:
+    if whole_only is None and not dest.writes_regions:
         whole_only = f"{dest.label} output can only be written whole"
     job = _Costing(
         spec=spec,

@@ -88,6 +88,7 @@ class Chain:
     steps: list[Any] = field(default_factory=list)
     sources: dict[int, str] = field(default_factory=dict)  # id(op) -> file it came from, for --json
     unpremult: bool = False  # --unpremult: colour ops grade unpremultiplied colour (ops/premult.py)
+    notes: list[str] = field(default_factory=list)  # the steps' choices the command says once (not with --quiet)
 
     def computes_anything(self) -> bool:
         """False when every step leaves the pixels as they are at any image size (a copy, an identity CDL)."""
@@ -125,9 +126,10 @@ class Chain:
             out.append(d)
         return out
 
-    def add(self, built: list[Any] | Deferred, sources: Sequence[Path] = ()) -> None:
-        """One step's ops (noting the file they came from), or a Deferred resolved per image."""
+    def add(self, built: list[Any] | Deferred, sources: Sequence[Path] = (), notes: Sequence[str] = ()) -> None:
+        """One step's ops (noting the file they came from and what it chose), or a Deferred resolved per image."""
         self.steps.append(built)
+        self.notes.extend(notes)
         if sources and not isinstance(built, Deferred):
             for op in built:
                 self.sources[id(op)] = str(sources[0])
@@ -156,7 +158,7 @@ def _compile_one(chain: Chain, spec: OpSpec, force: bool = False) -> None:
     hint = "force = true in this [[op]]" if in_recipe else f"--force (or --{step.name}:force=1)"
     args = StepArgs(step, step.gather(spec.value, spec.params), FILES, base=spec.base, force=force,
                     force_hint=hint, where=spec.where)
-    chain.add(step.build(args), args.sources)
+    chain.add(step.build(args), args.sources, args.notes)
 
 
 def command_chain(
@@ -169,7 +171,7 @@ def command_chain(
     hint = "force=True" if keywords is not None else "--force"
     args = StepArgs(step, given, FILES, command=keywords is None, force_hint=hint, keywords=keywords)
     chain = Chain(unpremult=unpremult)
-    chain.add(step.build(args), args.sources)
+    chain.add(step.build(args), args.sources, args.notes)
     return chain
 
 

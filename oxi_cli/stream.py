@@ -114,7 +114,7 @@ def plan_for_files(
         raise UsageError(str(e)) from None
     spec = select_part(read_spec(source_path), selection.part, source_path)
     source = named(spec.meta.format)
-    blocker = source.call("region_blocker", source_path) if source.regions else None
+    blocker = source.call("region_blocker", source_path) if source.reads_regions else None
     return make_plan(
         spec,
         ops,
@@ -292,7 +292,7 @@ class _JobChain:
             clip_counts({name: plane[rows, cols] for name, plane in floats.items()}, self.types, counts)
         out = {name: plane[rows, cols] for name, plane in result.items()}
         rest = {name: p for name, p in region.planes.items() if name not in out}
-        out.update(_convert(rest, self.types, region.meta.pixel_types))
+        out.update(_convert(rest, self.types, region.meta.pixel_types, counts))
         return out
 
 
@@ -379,6 +379,7 @@ def run_streaming(
         raise ProcessingError("streaming bands span the full width")
     full_width = (0, int(cols.out[0, 1]))
     c0, c1 = (int(v) for v in cols.read[0])  # a chain that crops columns reads only those it keeps
+    counts: dict[str, list[int]] | None = None if encodes_output(chain.ops) else {}  # an 8/16-bit output's clips
 
     def read(k: int) -> tuple[int, Image]:
         r0, r1 = (int(v) for v in rows.read[k])
@@ -393,7 +394,8 @@ def run_streaming(
             wait_prepare()
             prepared = True
         k, band = item
-        return k, chain.region(band, chain.local_ops(rows, k, cols, 0), _crop(rows, k), full_width, source.fresh)
+        return k, chain.region(band, chain.local_ops(rows, k, cols, 0), _crop(rows, k), full_width, source.fresh,
+                               counts=counts)
 
     def write(item: tuple[int, dict[str, np.ndarray]]) -> None:
         nonlocal done_rows
@@ -412,6 +414,11 @@ def run_streaming(
                 wait_prepare()
     if done_rows != out_h:
         raise ProcessingError(f"streaming stopped after {done_rows} of {out_h} rows")
+    # What the output lost, said as the single pass says it (an 8/16-bit output's clips, channels it cannot hold).
+    meta = output_meta(spec.meta, chain.ops, spec.width, spec.height, chain.types)
+    written = {name: np.empty((0, 0), PIXEL_DTYPES[chain.types[name]]) for name in spec.channels}
+    warn_losses(Image(full_width[1], out_h, written, meta), spec.meta.pixel_types, counts or {}, chain.ops,
+                chain.out_format)
     return pipeline.busy
 
 
@@ -527,8 +534,8 @@ def _execute_streaming(
     from oxi_cli.io.formats import named
 
     source, dest = named(format_for(source_path)), named(sink.format)
-    for fmt, side in ((source, "reads"), (dest, "writes")):
-        if not fmt.regions:
+    for fmt, side, can in ((source, "reads", source.reads_regions), (dest, "writes", dest.writes_regions)):
+        if not can:
             raise UsageError(f"--strategy streaming {side} files by bands of rows, which {fmt.label} files are "
                              "not; use --strategy auto")
     blocker = source.call("region_blocker", source_path)

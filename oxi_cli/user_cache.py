@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from oxi_cli.trust import private_folder
+
 
 def cache_dir(*parts: str) -> str:
     """A folder (or file) under oxi's user cache; nothing is created here."""
@@ -28,16 +30,10 @@ def sources_digest(paths: Iterable[Path]) -> str:
 
 
 def private(folder: str) -> bool:
-    """The folder exists, or is created, as this user's alone. What oxi reads back from its cache runs or
-    decides pixels as this user, so a folder that others may write into (a shared XDG_CACHE_HOME) is not used."""
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        info = os.stat(folder)
-    except OSError:
-        return False
-    if not hasattr(os, "getuid"):
-        return True  # Windows: mode bits do not describe who may write (its ACLs do)
-    return info.st_uid == os.getuid() and not info.st_mode & 0o022
+    """The folder exists, or is made, as one only this user or root can change, every folder above it included
+    (trust.py): what oxi reads back from its cache runs or decides pixels as this user, so a folder others may
+    write into, or reach through one (a shared XDG_CACHE_HOME), is not used."""
+    return private_folder(folder) is None
 
 
 def save_npz(path: Path, **arrays: Any) -> bool:

@@ -87,13 +87,48 @@ def _lanczos3(d: np.ndarray) -> np.ndarray:
     return np.where(np.abs(d) < 3, np.sinc(d) * np.sinc(d / 3), 0.0)
 
 
-# name -> (half-width at scale 1, weight as a function of distance in filter units)
+def _keys(a: float) -> Callable[[np.ndarray], np.ndarray]:
+    """Keys (1981) cubic convolution kernel with parameter a."""
+
+    def f(d: np.ndarray) -> np.ndarray:
+        x = np.abs(d)
+        near = (a + 2) * x**3 - (a + 3) * x**2 + 1
+        far = a * (x**3 - 5 * x**2 + 8 * x - 4)
+        return np.where(x < 1, near, np.where(x <= 2, far, 0.0))
+
+    return f
+
+
+def _blackman_harris(d: np.ndarray) -> np.ndarray:
+    """Harris (1978) 4-term window, N-1 = 3 samples wide, centred on 0."""
+    n = d / 3.0 + 0.5  # 0..1 across the window
+    w = sum(c * np.cos(2 * np.pi * k * n) * (-1) ** k for k, c in enumerate((0.35875, 0.48829, 0.14128, 0.01168)))
+    return np.where(np.abs(d) <= 1.5, w, 0.0)
+
+
+def _bspline(d: np.ndarray) -> np.ndarray:
+    x = np.abs(d)
+    return np.where(x < 1, 2 / 3 - x**2 + x**3 / 2, np.where(x < 2, (2 - x) ** 3 / 6, 0.0))
+
+
+# name -> (half-width at scale 1, weight as a function of distance in filter units); OpenImageIO's filter.cpp
+# names and widths (its width is twice the half-width), written from the papers.
 FILTERS: dict[str, tuple[float, Callable[[np.ndarray], np.ndarray]]] = {
     "box": (0.5, lambda d: (np.abs(d) <= 0.5).astype(np.float64)),
     "triangle": (1.0, lambda d: np.maximum(0.0, 1.0 - np.abs(d))),
     "catmull-rom": (2.0, _cubic(0.0, 0.5)),
     "mitchell": (2.0, _cubic(1 / 3, 1 / 3)),
     "lanczos3": (3.0, _lanczos3),
+    "nuke-lanczos6": (3.0, _lanczos3),
+    "blackman-harris": (1.5, _blackman_harris),
+    "bspline": (2.0, _bspline),
+    "cubic": (2.0, _keys(0.0)),
+    "keys": (2.0, _keys(-0.5)),
+    "simon": (2.0, _keys(-0.75)),
+    "rifman": (2.0, _keys(-1.0)),
+    "gaussian": (1.5, lambda d: np.where(np.abs(d) < 1.5, np.exp(-2 * (d / 1.5) ** 2), 0.0)),
+    "sharp-gaussian": (1.0, lambda d: np.where(np.abs(d) < 1, np.exp(-4 * d**2), 0.0)),
+    "sinc": (2.0, lambda d: np.where(np.abs(d) <= 2, np.sinc(d), 0.0)),
 }
 
 
@@ -111,12 +146,38 @@ def resize_weights(n_src: int, n_dst: int, filter_name: str) -> tuple[np.ndarray
     touched = np.zeros((n_dst, n_src), dtype=bool)
     for x in range(n_dst):
         center = (x + 0.5) * n_src / n_dst - 0.5
-        taps = np.arange(math.ceil(center - support), math.floor(center + support) + 1)
+        taps = np.arange(math.ceil(center - support - 1e-9), math.floor(center + support + 1e-9) + 1)
         w = f((taps - center) / scale)
+        for i, tap in enumerate(taps):
+            if abs(abs(tap - center) - support) <= 1e-9 * support and filter_name in _STEP_EDGE:
+                w[i] = f(np.sign(tap - center) * radius * (1 - 1e-12)) if _oiio_counts(filter_name, x, tap,
+                                                                                       n_src, n_dst) else 0.0
         src = np.clip(taps, 0, n_src - 1)
         np.add.at(weights[x], src, w / w.sum())
         touched[x, src] = True
     return weights, touched
+
+
+# Filters that stop with a step at their radius: whether a tap exactly there counts is a rounding, decided as
+# OpenImageIO's resize decides it (float32), so that oxi and oiiotool agree (filter.cpp: box and blackman-harris
+# test |x| <= edge, the gaussians |x| < edge).
+_STEP_EDGE = {"box": True, "blackman-harris": True, "gaussian": False, "sharp-gaussian": False}
+
+
+def _oiio_counts(filter_name: str, x: int, tap: int, n_src: int, n_dst: int) -> bool:
+    """Whether OIIO's resize_ (imagebufalgo_xform.cpp) gives source `tap` a weight for output `x`, its float32
+    statements one by one (full windows at 0)."""
+    f32 = np.float32
+    ratio = f32(n_dst) / f32(n_src)
+    width = f32(2 * FILTERS[filter_name][0]) * max(f32(1), ratio)
+    s = (f32(x) + f32(0.5)) * (f32(1) / f32(n_dst))
+    src_xf = s * f32(n_src)
+    src_x = math.floor(src_xf)
+    frac = src_xf - f32(src_x)
+    d = abs(ratio * (f32(tap - src_x) - (frac - f32(0.5))))
+    if _STEP_EDGE[filter_name]:
+        return bool(d <= width * f32(0.5))
+    return bool(d * (f32(2) / width) < f32(1))
 
 
 def blur_weights(n: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,9 @@ fn thread_index(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>) -> u32 {
     return (wid.y * nwg.x + wid.x) * WG + lid.x;
 }
 
+// The smallest normal float32 (C's FLT_MIN).
+const FLT_MIN: f32 = 1.17549435e-38;
+
 // A bit test, not `x != x`: shader compilers may assume floats are never NaN and fold comparisons.
 fn is_nan(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;

@@ -6,8 +6,6 @@
 #include "program.wgsl"
 #include "mathf.wgsl"
 
-const FLT_MIN: f32 = 1.17549435e-38;
-
 fn lin_to_log_channel(x: f32, o: u32, c: u32) -> f32 {
     if (params[o] != 0.0 && x < params[o + 13u + c]) {
         return unfused_mul(params[o + 16u + c], x) + params[o + 19u + c];

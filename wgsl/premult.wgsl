@@ -1,12 +1,16 @@
-// premult.wgsl: R, G, B divided by alpha (a pixel whose alpha is 0 kept as it is), and multiplied back by
-// the alpha the pixel entered the program with, a pixel that entered with alpha 0 given back as it entered
-// (color.wgsl's `source`): the colour ops between leave such pixels exactly as they were. Without alpha in
-// the chain color.wgsl makes it 1 and both change nothing. Included by color.wgsl.
+// premult.wgsl: R, G, B divided by alpha, and multiplied back by the alpha the pixel entered the program with
+// (color.wgsl's `source`), as OIIO's colorconvert: an alpha under FLT_MIN (0, negative, denormal or NaN) counts
+// as 1, so such pixels (a glow over nothing) are graded undivided. Without alpha in the chain color.wgsl makes it
+// 1 and both change nothing. Included by color.wgsl.
+
+fn divisor(a: f32) -> f32 {
+    return select(1.0, a, a >= FLT_MIN && !is_nan(a));
+}
 
 fn unpremult(x: vec4<f32>) -> vec4<f32> {
-    return select(vec4<f32>(x.xyz / x.w, x.w), x, x.w == 0.0);
+    return vec4<f32>(x.xyz / divisor(x.w), x.w);
 }
 
 fn repremult(x: vec4<f32>) -> vec4<f32> {
-    return select(vec4<f32>(x.xyz * source.w, x.w), source, source.w == 0.0);
+    return vec4<f32>(x.xyz * divisor(source.w), x.w);
 }

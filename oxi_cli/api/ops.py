@@ -117,8 +117,10 @@ class Matrix(Op):
 class Resize(Op):
     """A separable resize of every channel, sizes as oiiotool's (`oxi resize`): `size` "1920x1080" or (1920, 1080)
     (a box, see `fit`), "1920x0" / "0x1080" (the 0 side keeps the aspect) or "50%"; or one of `width`, `height`,
-    `scale` (0.5 or "50%"). `fit` for a box: "fit" (default), "pad", "fill" or "stretch"; `filter`: "lanczos3"
-    (default), "catmull-rom", "mitchell", "triangle" or "box"; `force` allows more than 8x or 32768 pixels a side.
+    `scale` (0.5 or "50%"). `fit` for a box: "fit" (default), "pad", "fill" or "stretch"; `filter`: one of
+    oiiotool's names (`oxi resize --help`: "lanczos3", "blackman-harris", "catmull-rom", "mitchell", "gaussian",
+    "box"...), default oiiotool's: "blackman-harris" when a side grows, else "lanczos3"; `force` allows more than
+    8x or 32768 pixels a side.
     The pixel size is decided per image, from its own size.
     """
 
@@ -126,11 +128,11 @@ class Resize(Op):
 
     def __init__(self, size: str | tuple[int, int] | None = None, *, width: int | None = None,
                  height: int | None = None, scale: float | str | None = None, fit: str = "fit",
-                 filter: str = "lanczos3", force: bool = False) -> None:
+                 filter: str | None = None, force: bool = False) -> None:
         if isinstance(size, tuple) and len(size) == 2:
             size = f"{size[0]}x{size[1]}"
         self._make(size=size, width=width, height=height, scale=scale, fit=None if fit == "fit" else fit,
-                   filter=None if filter == "lanczos3" else filter, force=force)
+                   filter=filter, force=force)
 
 
 class Blur(Op):

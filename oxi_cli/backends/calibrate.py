@@ -18,7 +18,6 @@ import numpy as np
 
 import oxi_cli
 from oxi_cli.backends import rates_file, registry
-from oxi_cli.backends.cpu.cold import WAIT_ENV
 from oxi_cli.host import cores
 from oxi_cli.ops import Blur, Cdl, ColorOp, ImageOp
 
@@ -169,8 +168,8 @@ def _open(kind: str, index: str) -> tuple[Any, Callable[[], None], Sequence[tupl
     """The backend as a job opens it (the host's with every core, waiting for its kernels: their rates count,
     not their stand-ins'), what waits for its queued work, and the sizes its rates are measured at."""
     if kind == registry.HOST:
-        os.environ[WAIT_ENV] = "1"
         backend = registry.kind(kind).open(None, cores())
+        backend.wait_for_kernels = True  # its own setting, not this process's environment
         return backend, backend.finish, CPU_SIZES
     backend = registry.kind(kind).open(int(index), None)
     return backend, backend.finish, SIZES

@@ -22,6 +22,11 @@ DEFAULTS_FROM = "a 16-core host with an H100 GPU (bench/bench_many_core.py, 2026
 # instead.
 COLD_COLOR_SLOWDOWN = 4.0
 COLD_IMAGE_SLOWDOWN = 5.0
+# What colour ops' stand-in costs before its first pixel, once a job: importing OpenColorIO and building its
+# processor, 0.20-0.23 s in a fresh process on a 2-core x86-64 machine (AVX-512) (a CDL through ops/ocio_cpu.for_ops
+# on a 2x2 image, 2026-12-07). Counted, a cold HD cdl's estimate came closer to its run (compute 0.31-0.54 s where
+# +0.14 was estimated before).
+COLD_COLOR_START_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -185,19 +190,22 @@ def estimate(
     files: int = 1,
     cold: Collection[str] = (),
     compile_s: float | None = None,
+    compiling: Collection[str] | None = None,
     held: Collection[str] = (),
     among: Collection[str] | None = None,
 ) -> Estimate:
     """Each backend's seconds for one image; `bytes_per_sample` as the pixels travel (2 for half); `rates`
     default to this host's (load_rates). A batch of `files` alike pays a device's start once: each image
     carries its share; `held`: the backends whose device this process holds already (a warm service worker),
-    nothing. `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown, or
-    with `compile_s` (a job that waits for them) that many seconds more. `among`: the backends with devices to
+    nothing. `cold`: the CPU kernel modules not compiled yet, whose ops then cost their stand-ins' slowdown,
+    except those `compiling` (default: every cold one where `compile_s` is given), which the job compiles first
+    in its own process: `compile_s` seconds more. `among`: the backends with devices to
     weigh (default: every one the rates know)."""
     rates = rates or load_rates()
     cores = cores or usable_cores()
     work = chain_work(ops, width, height, channels)
-    cold_s = _cold_seconds(ops, width, height, channels, cores, rates.host, set(cold), compile_s)
+    now = set(cold if compiling is None and compile_s is not None else compiling or ())
+    cold_s = _cold_seconds(ops, width, height, channels, cores, rates.host, set(cold) - now) + (compile_s or 0.0)
     out_w, out_h = chain_size(ops, width, height)
     up = width * height * channels * bytes_per_sample
     down = out_w * out_h * channels * bytes_per_sample
@@ -218,16 +226,14 @@ def estimate(
 
 
 def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, channels: int, cores: int,
-                  rates: HostRates, cold: set[str], compile_s: float | None) -> float:
-    """What kernels not compiled yet add to the CPU's seconds: the compile when the job waits for it, else the
-    extra time the stand-ins take over the kernels' for the ops whose kernels are cold."""
+                  rates: HostRates, cold: set[str]) -> float:
+    """The extra time stand-ins take over the kernels' for the ops whose kernels are `cold`, their start
+    included."""
     if not cold:
         return 0.0
-    if compile_s is not None:
-        return compile_s
     from oxi_cli.backends.cpu.cold import module_of
 
-    extra = 0.0
+    extra = start = 0.0
     for op in ops:
         if op.is_identity() or module_of(op) not in cold:
             if isinstance(op, ImageOp):
@@ -238,7 +244,8 @@ def _cold_seconds(ops: Sequence[ColorOp | ImageOp], width: int, height: int, cha
             width, height = op.out_size(width, height)
         else:
             extra += op.work(width, height, channels) * (COLD_COLOR_SLOWDOWN - 1) / rates.color_flops_per_core
-    return extra / cores
+            start = COLD_COLOR_START_S
+    return extra / cores + start
 
 
 def load_rates(picked: Mapping[str, int] | None = None, any_kind: bool = False) -> Rates:
@@ -282,6 +289,9 @@ def cached_entry() -> tuple[dict[str, Any] | None, str]:
     """This host's entry of the rates cache, read again only when the file changes: keyed by its path, size and
     time, as a warm service worker outlives an `oxi probe --calibrate` that rewrites it (one stat a call)."""
     path = rates_file.cache_path()
+    why = rates_file.refusal(path)  # judged at every read: a warm worker outlives a folder's change of hands
+    if why:
+        return None, why
     try:
         info = os.stat(path)
         stamp: tuple[int, int, int] | None = (info.st_size, info.st_mtime_ns, info.st_ino)

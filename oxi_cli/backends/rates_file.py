@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from oxi_cli import __version__, host
+from oxi_cli.trust import why_untrusted
 from oxi_cli.user_cache import cache_dir
 
 # 2: the host's record under "host" and each backend with devices under "devices" by name (1 named the CPU and GPU).
@@ -60,9 +61,18 @@ def gpu_fingerprint() -> list[str]:
     return sorted(set(found))
 
 
+def refusal(path: Path) -> str | None:
+    """Why the cache at `path` is not read (someone else could change it: trust.py), or None."""
+    why = why_untrusted(path)
+    return f"the rates cache {path} is not used ({why})" if why else None
+
+
 def read_entry(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     """This host's entry and "", or None and why not: no cache yet, written for other hosts, or damaged."""
     path = path or cache_path()
+    why = refusal(path)
+    if why:
+        return None, why
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_BYTES + 1)

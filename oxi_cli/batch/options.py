@@ -36,6 +36,7 @@ class BatchOptions:
     continue_on_error: bool = False
     json: bool = False
     quiet: bool = False
+    verbose: bool = False  # --verbose: a line of details per file done (batch/progress.py)
     backend: str | None = None
     device: int | None = None
     threads: int | None = None
@@ -87,6 +88,8 @@ class BatchOptions:
         self.selection()  # --layers' spelling
         if self.device is not None and self.device < 0:
             raise UsageError(f"--device takes an adapter index from `oxi probe` (0, 1, ...), got {self.device}")
+        if self.quiet and self.verbose:
+            raise UsageError("--quiet prints nothing on success and --verbose prints more; give one")
         if self.overwrite and self.skip_existing:
             raise UsageError("--overwrite replaces existing outputs and --skip-existing keeps them; give one")
         from oxi_cli.memory import parse_bytes

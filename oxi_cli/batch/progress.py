@@ -14,10 +14,11 @@ class Reporter:
     reports progress within it (bands or tiles), and one line when done, as before batches existed.
     """
 
-    def __init__(self, stream: TextIO, mode: str, single: bool) -> None:
+    def __init__(self, stream: TextIO, mode: str, single: bool, verbose: bool = False) -> None:
         self.stream = stream
         self.mode = mode
         self.single = single
+        self.verbose = verbose  # --verbose: a line of details under each file done
         self._lock = threading.Lock()
         self._progress: Any = None
         self._task: Any = None
@@ -110,6 +111,8 @@ class Reporter:
             elif self.mode == "plain" and record.status in ("ok", "skipped"):
                 what = f"{record.seconds:.2f} s" if record.status == "ok" else "skipped, output exists"
                 self._print(f"[{self._done_files}/{self._total_files}] {record.input} -> {record.output}: {what}")
+            if self.verbose and record.status == "ok":
+                self._print(_details(record))
 
     def message(self, line: str) -> None:
         with self._lock:
@@ -121,6 +124,18 @@ class Reporter:
         else:
             self.stream.write(line + "\n")
             self.stream.flush()
+
+
+def _details(r: FileRecord) -> str:
+    """--verbose's line for a file done: what a --json record holds, for a person."""
+    from oxi_cli.memory import format_size
+
+    names = ", ".join(op["op"] for op in r.ops) or "copy"
+    device = f" ({r.device})" if r.device else ""
+    stages = " / ".join(f"{name} {seconds:.2f} s" for name, seconds in r.stages.items())
+    peak = f", peak memory {format_size(r.peak_memory_bytes)}" if r.peak_memory_bytes else ""
+    return (f"  {r.input}: {r.width}x{r.height} -> {r.out_width}x{r.out_height}, {names} on {r.backend}{device}, "
+            f"{r.strategy}, {stages or f'{r.seconds or 0:.2f} s'}{peak}")
 
 
 def _done_line(r: FileRecord) -> str:

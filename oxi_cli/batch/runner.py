@@ -121,7 +121,7 @@ class Batch:
         mode = "quiet" if self.opts.quiet else "plain"
         if not self.opts.quiet and not self.opts.json and _isatty(err) and _isatty(sys.stdout):
             mode = "fancy"
-        return sys.stdout, err, Reporter(err, mode, self.single)
+        return sys.stdout, err, Reporter(err, mode, self.single, verbose=self.opts.verbose)
 
     def _interrupts_held(self, drop: bool = False) -> Any:
         """The command holds a Ctrl-C back while a record is written (_interrupts_deferred); a Python caller's

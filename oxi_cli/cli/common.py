@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -203,7 +204,13 @@ JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print one JSON record per file on stdout.", rich_help_panel=MESSAGES)
 ]
 QuietOpt = Annotated[
-    bool, typer.Option("--quiet", "-q", help="Print nothing on success.", rich_help_panel=MESSAGES)
+    bool, typer.Option("--quiet", "-q", help="Print nothing on success (errors only).", rich_help_panel=MESSAGES)
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Also print, for each file done, its size in and out, the ops, the backend "
+                 "and device, the strategy, the read/compute/write seconds and the peak memory.",
+                 rich_help_panel=MESSAGES),
 ]
 BackendOpt = Annotated[
     str | None,
@@ -319,7 +326,8 @@ MipLevelOpt = Annotated[
     typer.Option(
         "--mip-level",
         help="0: process a mip- or rip-mapped texture's top level alone into a one-level file (without it such "
-        "files are refused: the smaller levels would be lost).",
+        "files are refused: the smaller levels would be lost). EXR textures and .tx (maketx's tiled TIFFs) alike, "
+        "e.g. oxi cdl wood.tx graded.tx --slope 1.1 --mip-level 0, then maketx graded.tx -o graded.tx.",
         rich_help_panel=PARTS,
         show_default=False,
     ),
@@ -329,8 +337,9 @@ UnpremultOpt = Annotated[
     typer.Option(
         "--unpremult/--no-unpremult",
         help="Grade premultiplied pixels (CG renders) unpremultiplied: R, G, B divided by alpha before each run of "
-        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha, and pixels whose alpha "
-        "is 0, left as they are), as oiiotool's unpremult=1 and Nuke's (un)premult. Default off: the stored values "
+        "colour ops, multiplied back after it (each layer and view by its own alpha; alpha left as it is; a pixel "
+        "whose alpha is 0 is graded undivided, so a glow over nothing is converted too), as oiiotool's "
+        "unpremult=1. Default off: the stored values "
         "are graded, as OCIO, oiiotool and Nuke's OCIO nodes do; a recipe's \\[run] unpremult = true turns it on. "
         "Use it on CG renders with alpha for grades with offsets, powers, LUTs or saturation (a pure slope or "
         "matrix gives the same either way). Resize and blur need none. "
@@ -360,6 +369,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "continue_on_error": ContinueOpt,
     "json": JsonOpt,
     "quiet": QuietOpt,
+    "verbose": VerboseOpt,
     "backend": BackendOpt,
     "device": DeviceOpt,
     "threads": ThreadsOpt,
@@ -512,6 +522,9 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
     with reporting(opts.debug):
         opts.check()
         chain = build()
+        if not opts.quiet:
+            for note in dict.fromkeys(chain.notes):
+                print(f"oxi: {note}", file=sys.stderr, flush=True)
         inputs = split_in_out(paths, opts)
         from oxi_cli.batch.runner import run_batch
 

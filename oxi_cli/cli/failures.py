@@ -104,6 +104,8 @@ def click_message(error: Any) -> str:
 
     text = error.format_message()
     hint = ""
+    if isinstance(error, click.NoSuchOption) and error.possibilities:
+        text = f"no such option: {error.option_name}{_closest_option(error.option_name, error.possibilities)}"
     if isinstance(error, click.BadParameter) and not isinstance(error, click.MissingParameter):
         text = error.message
         param = error.param
@@ -115,6 +117,19 @@ def click_message(error: Any) -> str:
     where = getattr(getattr(error, "ctx", None), "command_path", None)
     tail = f" (see `{where} --help`)" if where else ""
     return f"{hint}: {text}{tail}" if hint else f"{text}{tail}"
+
+
+def _closest_option(typed: str, possibilities: Any) -> str:
+    """'; did you mean --slope?': the one closest flag (click lists its candidates alphabetically, so `--slop`
+    offered --help first), or the two closest when they tie."""
+    import difflib
+
+    def score(flag: str) -> float:
+        return difflib.SequenceMatcher(None, typed, flag).ratio() + (1.0 if flag.startswith(typed) else 0.0)
+
+    ranked = sorted(set(possibilities), key=lambda flag: (-score(flag), flag))
+    best = [flag for flag in ranked[:2] if score(flag) == score(ranked[0])]
+    return f"; did you mean {' or '.join(best)}?"
 
 
 def one_line(message: str) -> str:

@@ -17,7 +17,7 @@ Examples:
   oxi info 'plate.####.exr' --frames 1001-1010 --stats --json
   oxi info review.mov                         # codec, size, frames, rate, timecode, colour tags
 \b
---stats reads EXR files in bands of rows, so memory stays bounded for any image size. Min, max and mean
+--stats reads EXR, PNG and TIFF files in bands of rows, so memory stays bounded for any image size. Min, max and mean
 cover finite values; NaN and infinities are counted apart. 8/16-bit values are shown as 0..1, as oxi
 processes them.
 """
@@ -165,6 +165,8 @@ def _print_part(console: Any, doc: dict[str, Any]) -> None:
         rows.append(("data window", _window(doc["data_window"])))
         rows.append(("display window", _window(doc["display_window"])))
     rows.append(("channels", _channels(doc["channels"])))
+    if doc.get("levels"):
+        rows.append(("levels", f"{doc['levels']}: oxi reads the top level (--mip-level 0)"))
     colour = doc.get("colour") or {}
     rows.append(("colour space", ", ".join(f"{k} {_value(v)}" for k, v in colour.items()) or "not stated"))
     for key, value in doc["attributes"].items():

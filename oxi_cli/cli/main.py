@@ -6,12 +6,47 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from oxi_cli import __version__
 from oxi_cli.cli import info, run, server, worker
 from oxi_cli.cli.steps import step_command
 from oxi_cli.recipe import STEPS
+
+
+def _fitted(command: Any) -> Any:
+    """A copy of `command` whose help and epilog fit this terminal (oxi_cli/cli/helpfit.py)."""
+    import copy
+
+    from rich.console import Console
+    from typer import rich_utils
+
+    from oxi_cli.cli.helpfit import fit_help
+
+    width = rich_utils.MAX_WIDTH or Console().width
+    fitted = copy.copy(command)
+    fitted.help, fitted.epilog = fit_help(command.help, width), fit_help(command.epilog, width)
+    return fitted
+
+
+class OxiCommand(TyperCommand):
+    """Usage lines as people write them (`oxi cdl [OPTIONS] IN... [OUT]`): Typer wraps required arguments in
+    braces (`{PATHS}`), which reads as shell or set syntax. Help fitted to the terminal's width."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        TyperCommand.format_help(_fitted(self), ctx, formatter)
+
+
+class OxiGroup(TyperGroup):
+    """The `oxi` group, its help fitted to the terminal's width as the commands' is."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        TyperGroup.format_help(_fitted(self), ctx, formatter)
+
 
 MAIN_EPILOG = """\b
 Every processing command takes IN OUT, or many inputs with -o:
@@ -25,6 +60,7 @@ Exit status: 0 ok, 1 a file failed, 2 bad usage or input, 130 interrupted.
 
 app = typer.Typer(
     name="oxi",
+    cls=OxiGroup,
     help="Colour and image processing for production image files (EXR, PNG, TIFF, JPEG) on GPU or CPU.",
     epilog=MAIN_EPILOG,
     no_args_is_help=True,
@@ -37,7 +73,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"oxi {__version__}")
+        from oxi_cli.service.paths import installed_version
+
+        typer.echo(f"oxi {installed_version() or __version__}")
         raise typer.Exit()
 
 
@@ -48,15 +86,6 @@ def main(
     ] = False,
 ) -> None:
     """oxi: same answers as OpenColorIO and oiiotool, faster, with bounded memory."""
-
-
-class OxiCommand(TyperCommand):
-    """Usage lines as people write them (`oxi cdl [OPTIONS] IN... [OUT]`): Typer wraps required arguments in
-    braces (`{PATHS}`), which reads as shell or set syntax."""
-
-    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
-        pieces = super().collect_usage_pieces(ctx)
-        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
 for step in STEPS.values():
@@ -185,6 +214,9 @@ def click_command() -> Any:
         sys.excepthook = typer.main.except_hook
     if not _COMMAND:
         _COMMAND.append(typer.main.get_command(app))
+        from oxi_cli.cli.completion import register
+
+        register()  # after get_command: Typer registers its own completion classes there
     return _COMMAND[0]
 
 

@@ -31,8 +31,23 @@ def collect() -> dict[str, Any]:
     auto = {"backend": choice.kind, "device": choice.device, "reason": choice.reason}
     if env in registry.KINDS:
         auto["overridden_by"] = f"OXI_BACKEND={env}"
+    problems += _refused_caches()
     return {"devices": devices, "auto": auto, "rates": _rates_in_use(), "bytecode": bytecode_report(),
             "kernel_cache": kernel_cache_report(), "problems": problems}
+
+
+def _refused_caches() -> list[str]:
+    """A line for each of oxi's caches and logs not used because someone else could change it (trust.py); the
+    kernel cache, the bytecode cache and the rates say so on their own lines."""
+    from oxi_cli.formats import lut_cache
+    from oxi_cli.service.control import log_refused
+
+    found = []
+    if why := lut_cache.refused():
+        found.append(f"LUT cache not used: {why}; big LUT files are parsed in each process")
+    if why := log_refused():
+        found.append(f"service log not used: {why}; the service writes to the terminal that started it, if any")
+    return found
 
 
 def probe(json_output: bool, calibrate: bool = False, compile_kernels: bool = False) -> None:
@@ -136,14 +151,15 @@ def run_calibration(quiet: bool) -> dict[str, Any]:
         if not quiet:
             print(f"oxi: calibrating {line}", file=sys.stderr, flush=True)
 
+    from oxi_cli.trust import private_folder
+
     path = rates_file.cache_path()
-    try:  # before measuring: seconds spent only to find the cache unwritable would be wasted
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not os.access(path.parent, os.W_OK):
-            raise PermissionError(13, "not writable")
-    except OSError as e:
-        raise ProcessingError(f"cannot write the rates cache in {path.parent} ({e.strerror}); set XDG_CACHE_HOME "
-                              "to a writable folder") from None
+    # Before measuring: seconds spent only to find the cache unwritable (or not ours alone) would be wasted.
+    why = private_folder(path.parent) or (None if os.access(path.parent, os.W_OK) else f"{path.parent} is not "
+                                                                                          "writable")
+    if why:
+        raise ProcessingError(f"cannot write the rates cache in {path.parent} ({why}); set XDG_CACHE_HOME to a "
+                              "folder of your own")
     result = calibrate.calibrate(progress)
     if not result.usable:
         raise ProcessingError("; ".join(result.problems) or "calibration measured nothing")

@@ -17,7 +17,8 @@ Examples:
 OXI_SERVER: auto (default) uses a running service and, from a terminal, starts one after the first call; on
 always uses one, starting it and waiting if needed; off never does. CI (CI set) and scripts without a terminal
 never start one themselves. The service exits after 15 minutes without a job (OXI_SERVER_IDLE seconds); its
-workers close the GPU after a minute idle. Log: ~/.cache/oxi/service.log.
+workers close the GPU after a minute idle. Log: ~/.cache/oxi/service.log, used only where nobody else
+could change it.
 """
 
 
@@ -50,9 +51,11 @@ def server(
 
 
 def describe(found: dict) -> str:
+    log = (f"  log {found['log']} is not used ({found['log_refused']}): the service writes to the terminal that "
+           "started it, if any" if found.get("log_refused") else f"  log {found.get('log')}")
     if not found["running"]:
         why = found.get("reason") or found.get("unanswered") or f"OXI_SERVER={found.get('mode', 'auto')}"
-        return f"oxi service: not running ({why})"
+        return f"oxi service: not running ({why})" + (f"\n{log}" if found.get("log_refused") else "")
     mib = 1 << 20
     lines = [
         f"oxi service: running, pid {found['pid']}, up {_duration(found['uptime_seconds'])}, "
@@ -62,7 +65,7 @@ def describe(found: dict) -> str:
         f"{found['budget_in_use_bytes'] / mib:.0f} of {found['budget_bytes'] / mib:.0f} MiB in use",
         f"  idle {_duration(found['idle_seconds'])} (exits after {_duration(found['idle_exit_seconds'])} idle)",
         f"  socket {found['socket']}",
-        f"  log {found['log']}",
+        log,
     ]
     if found.get("other_builds"):
         lines.append(f"  {found['other_builds']} service(s) of other oxi builds also run (`oxi server stop` ends all)")

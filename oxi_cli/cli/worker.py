@@ -44,9 +44,7 @@ def worker(
     own_process("oxi worker")  # it becomes a Dask worker: hours long, and a process of its own (execv)
     with reporting(False):
         cmd = worker_command(scheduler, nthreads, nworkers, memory_budget, name)
-        for key, value in WORKER_ENV.items():
-            os.environ.setdefault(key, value)
-        os.execv(sys.executable, cmd)
+        os.execve(sys.executable, cmd, {**WORKER_ENV, **os.environ})  # the worker's, not ours to change
 
 
 def worker_command(

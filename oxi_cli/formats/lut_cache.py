@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from oxi_cli.ops import ColorOp, Lut1d, Lut3d
-from oxi_cli.user_cache import cache_dir, private, save_npz, sources_digest
+from oxi_cli.trust import private_folder
+from oxi_cli.user_cache import cache_dir, save_npz, sources_digest
 
 # A 65³ .cube is 7.4 MB of text: parsing it took 0.32-0.36 s in a fresh process on a 2-core x86-64 machine (AVX-512)
 # (0.11 s once numpy's big temporaries are paged in, which a process's first parse never finds), a tenth of an 8K lut3d
@@ -30,7 +31,7 @@ def load_or_parse(data: bytes, parser: str, interp: str, parse: Callable[[], lis
     cached if its ops are plain tables (Lut1d, Lut3d). A file that fails to parse is never cached, so its
     error is always the parser's own."""
     folder = cache_dir("luts")
-    if len(data) < MIN_BYTES or os.environ.get(OPT_OUT, "1").strip() == "0" or not private(folder):
+    if len(data) < MIN_BYTES or refused() is not None:
         return parse()
     path = Path(folder, f"{_key(data, parser, interp)}.npz")
     ops = _load(path)
@@ -39,6 +40,13 @@ def load_or_parse(data: bytes, parser: str, interp: str, parse: Callable[[], lis
         if _save(path, ops):
             _prune(Path(folder))
     return ops
+
+
+def refused() -> str | None:
+    """Why the cache is not used (turned off, or a folder others could change: trust.py), or None."""
+    if os.environ.get(OPT_OUT, "1").strip() == "0":
+        return f"{OPT_OUT}=0 is set"
+    return private_folder(cache_dir("luts"))
 
 
 def _key(data: bytes, parser: str, interp: str) -> str:

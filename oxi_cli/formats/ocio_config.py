@@ -58,14 +58,29 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def _suggest(kind: str, name: str, known: Iterable[str], config: Any) -> UsageError:
+def closest_names(name: str, known: Iterable[str], most: int = 3) -> list[str]:
+    """The known names a mistyped or shortened one most likely meant: those holding it (`ACES 2.0` in `ACES 2.0 -
+    SDR 100 nits (Rec.709)`, any case), then the closest by spelling."""
     known = sorted(set(known))
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
+    typed = name.lower().strip()
+    holding = [k for k in known if typed and typed in k.lower()]
+    holding.sort(key=lambda k: (not k.lower().startswith(typed), len(k)))
     lowered = {k.lower(): k for k in known}
-    close += [lowered[k] for k in difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.4)]
-    hint = f"; closest: {', '.join(dict.fromkeys(close))}" if close else ""
+    close = [lowered[k] for k in difflib.get_close_matches(typed, list(lowered), n=most, cutoff=0.4)]
+    return list(dict.fromkeys(holding + close))[:most]
+
+
+def _suggest(kind: str, name: str, known: Iterable[str], config: Any, lister: str = "colorspace") -> UsageError:
+    known = sorted(set(known))
+    close = closest_names(name, known)
+    if close:
+        hint = f"; closest: {', '.join(close)}"
+    elif len(known) <= 8:  # a display's few views: all of them say more than a pointer to a list
+        hint = f"; it has {', '.join(known) or 'none'}"
+    else:
+        hint = ""
     return UsageError(f"unknown {kind} {name!r} in OCIO config {config.getName() or 'given'}{hint} "
-                      f"(`oxi colorspace --list` shows them)")
+                      f"(`oxi {lister} --list` shows them)")
 
 
 def space_names(config: Any) -> list[str]:
@@ -77,19 +92,70 @@ def space_names(config: Any) -> list[str]:
     return names + list(config.getRoleNames())
 
 
+# Names oiiotool users type that a config may not hold, and the Color Interop IDs they mean: `sRGB` and `linear`
+# as OpenImageIO resolves them (its informal aliases, tried after the config's own names), and the common
+# spellings of spaces the configs name otherwise (never a bare `Rec2020` or `P3`: linear or encoded?). `Rec709`
+# is the Rec.709 camera curve (OIIO's built-in transform) or the BT.1886 display encoding: a config holding both
+# leaves it ambiguous.
+INFORMAL_NAMES: dict[str, tuple[str, ...]] = {
+    "srgb": ("srgb_rec709_scene",),
+    "linear": ("lin_rec709_scene",),
+    "lin_srgb": ("lin_rec709_scene",),
+    "lin_rec709": ("lin_rec709_scene",),
+    "rec709": ("ocio:itu709_rec709_scene", "g24_rec709_scene"),
+    "acescg": ("lin_ap1_scene",),
+    "aces": ("lin_ap0_scene",),
+    "aces2065-1": ("lin_ap0_scene",),
+    "acescct": ("ocio:acescct_ap1_scene",),
+    "acescc": ("ocio:acescc_ap1_scene",),
+    "lin_rec2020": ("lin_rec2020_scene",),
+}
+
+
+def _informal(config: Any, name: str) -> list[str]:
+    """The config's colour spaces an informal name may mean: those whose interop ID, or an alias, is one of the
+    IDs the name stands for."""
+    ids = {i.lower() for i in INFORMAL_NAMES.get(name.strip().lower(), ())}
+    if not ids:
+        return []
+    OCIO = ocio()
+    found = []
+    for cs in config.getColorSpaces(OCIO.SEARCH_REFERENCE_SPACE_ALL, OCIO.COLORSPACE_ALL):
+        own = cs.getInteropID() if hasattr(cs, "getInteropID") else ""
+        if ids & {s.lower() for s in (own, *cs.getAliases()) if s}:
+            found.append(cs.getName())
+    return found
+
+
 def resolve_space(config: Any, name: str) -> str:
-    """A colour space's canonical name from a name, alias or role, case-insensitively (as OCIO does)."""
+    """A colour space's canonical name from a name, alias or role, case-insensitively (as OCIO does), else from
+    a name oiiotool users type (`sRGB`, `linear`) where the config holds exactly one space it can mean."""
     cs = config.getColorSpace(name)
-    if cs is None:
+    if cs is not None:
+        return cs.getName()
+    meant = _informal(config, name)
+    if len(meant) > 1:
+        raise UsageError(f"colour space {name!r} is ambiguous in OCIO config {config.getName() or 'given'}: it may "
+                         f"be {' or '.join(repr(m) for m in meant)}; give one of them")
+    if not meant:
         raise _suggest("colour space", name, space_names(config), config)
-    return cs.getName()
+    return meant[0]
+
+
+def informal_note(config: Any, name: str) -> str | None:
+    """What a name the config does not hold was taken as (`'sRGB' is taken as 'sRGB Encoded Rec.709 (sRGB)'`),
+    for one line on stderr; None when the config knows the name itself."""
+    if config.getColorSpace(name) is not None:
+        return None
+    chosen = resolve_space(config, name)
+    return f"colour space {name!r} is taken as {chosen!r}, the config's only space by that common name"
 
 
 def resolve_display(config: Any, name: str) -> str:
     displays = list(config.getDisplays())
     found = {d.lower(): d for d in displays}.get(name.lower()) or config.getCanonicalDisplayName(name)
     if not found:
-        raise _suggest("display", name, displays, config)
+        raise _suggest("display", name, displays, config, "display")
     return found
 
 
@@ -97,7 +163,7 @@ def resolve_view(config: Any, display: str, name: str) -> str:
     views = list(config.getViews(display))
     found = {v.lower(): v for v in views}.get(name.lower())
     if not found:
-        raise _suggest(f"view of display {display!r}", name, views, config)
+        raise _suggest(f"view of display {display!r}", name, views, config, "display")
     return found
 
 
@@ -106,7 +172,7 @@ def resolve_looks(config: Any, looks: str) -> str:
     known = [lk.getName() for lk in config.getLooks()]
     for part in (p.strip().lstrip("+-") for p in looks.split(",")):
         if part and config.getLook(part) is None:
-            raise _suggest("look", part, known, config)
+            raise _suggest("look", part, known, config, "display")
     return looks
 
 

@@ -85,6 +85,14 @@ def split_names(value: Any, count: int, config: str | None, label: str) -> list[
     return first or [text]  # no split resolves: the build names the unknown name
 
 
+def _note_informal(args: StepArgs, config: str | None, *names: str) -> None:
+    """Say which space a name the config lacks (`sRGB`, `linear`, as oiiotool users type them) was taken as."""
+    from oxi_cli.formats.ocio_config import informal_note, open_config
+
+    cfg = open_config(config)
+    args.notes.extend(note for name in names if (note := informal_note(cfg, name)))
+
+
 def _colorspace(args: StepArgs) -> list[Any]:
     from oxi_cli.formats.ocio_config import Conversion
 
@@ -95,6 +103,7 @@ def _colorspace(args: StepArgs) -> list[Any]:
         source, target = str(args.text("from")), str(args.text("to"))
     else:
         source, target = split_names(args.raw("spaces"), 2, config, args.label("spaces"))
+    _note_informal(args, config, source, target)
     return conversion_ops(Conversion(source, target, config=config), keep_alpha=args.switch("alpha"))
 
 
@@ -118,10 +127,11 @@ def _display(args: StepArgs) -> list[Any]:
 
     config = args.text("config")
     if "from" in args or "view" in args or args.command:
-        _refuse_missing(args, ("from", "display", "view"), "`oxi colorspace --list` shows them")
+        _refuse_missing(args, ("from", "display", "view"), "`oxi display --list` shows displays and views")
         source, display, view = str(args.text("from")), str(args.text("display")), str(args.text("view"))
     else:
         source, display, view = split_names(args.raw("display"), 3, config, args.label("display"))
+    _note_informal(args, config, source)
     conversion = Conversion(source, display=display, view=view, looks=args.text("look"),
                             inverse=args.switch("inverse"), config=config)
     return conversion_ops(conversion, keep_alpha=args.switch("alpha"))
@@ -143,6 +153,26 @@ def _listing(args: StepArgs) -> tuple[dict[str, Any], str]:
     lines.append("looks:" + ("" if info["looks"] else " none"))
     lines += [f"  {lk}" for lk in info["looks"]]
     return info, "\n".join(lines)
+
+
+def _display_listing(args: StepArgs) -> tuple[dict[str, Any], str]:
+    """The config's displays with their views (only --display's, when given) and its looks."""
+    from oxi_cli.formats.ocio_config import listing, open_config, resolve_display
+
+    config = open_config(args.text("config"))
+    info = listing(config)
+    displays = info["displays"]
+    if "display" in args:
+        shown = resolve_display(config, str(args.text("display")))
+        displays = {shown: displays[shown]}
+    found = {"config": info["config"], "displays": displays, "looks": info["looks"]}
+    lines = [f"config: {info['config']}", "displays and views:"]
+    for disp, views in displays.items():
+        lines += [f"  {disp}", *(f"    {v}" for v in views)]
+    lines.append("looks:" + ("" if info["looks"] else " none"))
+    lines += [f"  {lk}" for lk in info["looks"]]
+    lines.append("(colour spaces for --from: oxi colorspace --list)")
+    return found, "\n".join(lines)
 
 
 COLORSPACE = Step(
@@ -190,6 +220,8 @@ DISPLAY = Step(
     ),
     build=_display,
     run_help="OCIO display/view (:look=L, :inverse=1, :alpha=1)",
+    listing=_display_listing,
+    listing_help="List the config's displays with their views (--display: that display's) and its looks.",
     examples="""\b
 Examples:
   oxi display plate.exr review.png --from ACEScg --display "sRGB - Display" --view "ACES 2.0 - SDR 100 nits (Rec.709)"
@@ -201,6 +233,7 @@ Examples:
       --view "ACES 2.0 - SDR 100 nits (Rec.709)" --burn "{shot}  {frame}" --burn "top-right:{timecode}"
   oxi display 'plate.####.exr' -o review.mp4 --fps 23.976 --quality 16 --from ACEScg --display "sRGB - Display" \\
       --view "ACES 2.0 - SDR 100 nits (Rec.709)"
+  oxi display --list --display "sRGB - Display"
 \b
 A .mov or .mp4 output over a sequence is one review movie (ProRes 422 HQ in a .mov, H.264 in an .mp4; --codec),
 tagged for the display (Rec.709, sRGB, Display P3, Rec.2100 PQ/HLG), its rate and timecode from the frames.
@@ -209,6 +242,7 @@ PNG: a render's colour is premultiplied, PNG's alpha is not, so without it the f
 An EXR keeps every channel and a TIFF R, G, B and alpha, in the input's pixel types. The output is tagged with
 the display's colour space (colorInteropID, oiio:ColorSpace); a file declaring another space than --from is warned
 about.
---inverse goes from the display's encoding back to --from. `oxi colorspace --list` shows displays and views.
+--inverse goes from the display's encoding back to --from. `oxi display --list` shows the displays, their views
+and the looks; `oxi colorspace --list` the colour spaces.
 """,
 )

@@ -17,8 +17,8 @@ class Format:
     `roles` maps what the format can do to "module:function" in oxi_cli.io, imported on first use (so asking
     which formats exist imports no codec). Every format has `read(path) -> Image`, `read_spec(path) ->
     ImageSpec`, `write(image, path, compression)` and `codec(text) -> the codec setting` (its --compression, or a
-    quality for JPEG). A format read and written by bands of rows also has `region_blocker(path) -> reason | None`
-    (why this file goes whole), `region_reader(path)` and `band_writer(tmp, header, types, name)`, with
+    quality for JPEG). A format read by bands of rows also has `region_blocker(path) -> reason | None` (why this
+    file goes whole) and `region_reader(path)`; one written by bands, `band_writer(tmp, header, types, name)`, with
     `band_header(meta, width, height, compression)` and `band_notes(spec)` (what banding changes in how the
     file is stored); a format describing more than the common fields in `oxi info` has `describe(spec) -> dict`.
     """
@@ -40,7 +40,17 @@ class Format:
     @property
     def regions(self) -> bool:
         """Whether files of this format can be read and written by bands of rows (streaming)."""
-        return self.can("region_reader") and self.can("band_writer")
+        return self.reads_regions and self.writes_regions
+
+    @property
+    def reads_regions(self) -> bool:
+        """Whether files of this format can be read by bands of rows (an input streamed, `oxi info --stats`)."""
+        return self.can("region_reader") and self.can("region_blocker")
+
+    @property
+    def writes_regions(self) -> bool:
+        """Whether files of this format can be written by bands of rows (an output streamed)."""
+        return self.can("band_writer") and self.can("band_header")
 
     def function(self, role: str) -> Callable[..., Any]:
         """The role's function; a module named without a package is one of oxi_cli.io's."""
@@ -95,11 +105,19 @@ register(Format(
 register(Format(
     "png", "PNG", (".png",), ("uint16", "uint8"), keeps_windows=False,
     roles={"read": "raster:read_png", "read_spec": "raster:read_png_spec", "write": "raster:write_png",
-           "codec": "raster:png_codec"},
+           "codec": "raster:png_codec", "region_blocker": "png_stream:region_blocker",
+           "region_reader": "png_stream:region_reader", "band_writer": "png_stream:band_writer",
+           "band_header": "png_stream:band_header", "band_notes": "png_stream:band_notes"},
 ))
 register(Format(
     "tiff", "TIFF", (".tif", ".tiff"), ("float", "uint16", "uint8"), keeps_windows=False,
     roles={"read": "raster:read_tiff", "read_spec": "raster:read_tiff_spec", "write": "raster:write_tiff",
+           "codec": "raster:tiff_codec", "region_blocker": "tiff_stream:region_blocker",
+           "region_reader": "tiff_stream:region_reader"},
+))
+register(Format(
+    "tx", "TIFF texture", (".tx",), ("float", "uint16", "uint8"), keeps_windows=False,
+    roles={"read": "raster:read_tiff", "read_spec": "raster:read_tiff_spec", "write": "raster:write_tx",
            "codec": "raster:tiff_codec"},
 ))
 register(Format(

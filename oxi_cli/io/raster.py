@@ -83,10 +83,16 @@ def _corrupt(path: Path, label: str, error: BaseException | str) -> InputError:
 def output_layout(image: Image, format: str) -> tuple[list[str], str]:
     """The channels `format` writes (RGB[A] or Y[A]; other layers are dropped, and alpha from JPEG and from a
     review frame: colour_tags.ColourTag.drops_alpha) and their one pixel type."""
+    types = {name: image.meta.pixel_types.get(name) or pixel_type_of(plane) for name, plane in image.planes.items()}
+    return layout_for(types, image.meta, format)
+
+
+def layout_for(types: dict[str, str], meta: ImageMeta, format: str) -> tuple[list[str], str]:
+    """output_layout for channels known by their pixel types alone (a file written by bands)."""
     described = formats.named(format)
     label = described.label
-    have = image.planes
-    colour = image.meta.colour
+    have = types
+    colour = meta.colour
     keeps_alpha = format != "jpeg" and not (colour is not None and colour.drops_alpha(format))
     alpha = ["A"] if "A" in have and keeps_alpha else []
     if all(c in have for c in ("R", "G", "B")):
@@ -97,8 +103,7 @@ def output_layout(image: Image, format: str) -> tuple[list[str], str]:
         names = list(have)
     else:
         raise UsageError(f"{label} holds gray, gray+alpha, RGB or RGBA; this image has channels {', '.join(have)}")
-    first = names[0]
-    kind = image.meta.pixel_types.get(first) or pixel_type_of(have[first])
+    kind = have[names[0]]
     storable = described.stores
     if kind not in storable:
         choices = " or ".join(storable)
@@ -288,6 +293,8 @@ def _tiff_compression_name(page: Any) -> str:
 def _tiff_header(page: Any) -> dict[str, Any]:
     """What a TIFF output takes over from a TIFF input besides codec and types."""
     header: dict[str, Any] = {"predictor": int(page.predictor)}
+    if page.is_tiled:
+        header["tile"] = (int(page.tilelength), int(page.tilewidth))
     if page.extrasamples:
         header["extrasamples"] = [int(v) for v in page.extrasamples]
     tags = page.tags
@@ -327,8 +334,22 @@ def _open_tiff(path: Path) -> Any:
         raise _corrupt(path, "TIFF", _tiff_detail(e)) from None
 
 
+def _tiff_levels(tif: Any, page: Any) -> str:
+    """"mipmap" when the pages after the first are reduced-resolution copies of it: a texture (`maketx`'s .tx,
+    which OIIO recognises by its TextureFormat tag) or a pyramid (NewSubfileType's reduced-image bit, SubIFDs);
+    "one" otherwise (another page of a multi-page TIFF is another image, not a level of this one)."""
+    try:
+        if page.subifds:
+            return "mipmap"
+        if len(tif.pages) > 1 and ("TextureFormat" in page.tags or tif.pages[1].is_reduced):
+            return "mipmap"
+    except Exception:  # a damaged second directory: the first page is still the image
+        return "one"
+    return "one"
+
+
 def read_tiff(path: Path) -> Image:
-    """The first page (first image of a multi-page TIFF); float64 narrows to float32."""
+    """The first page (first image of a multi-page TIFF; a texture's top level); float64 narrows to float32."""
     import tifffile
 
     with _open_tiff(path) as tif:
@@ -345,7 +366,8 @@ def read_tiff(path: Path) -> Image:
         if pixels.dtype == np.float64:
             pixels = pixels.astype(np.float32)
         planar = page.samplesperpixel > 1 and int(page.planarconfig) == tifffile.PLANARCONFIG.SEPARATE
-        return _image("tiff", pixels, planar, compression=_tiff_compression_name(page), header=header)
+        return _image("tiff", pixels, planar, compression=_tiff_compression_name(page), header=header,
+                      levels=_tiff_levels(tif, page))
 
 
 def read_tiff_spec(path: Path) -> ImageSpec:
@@ -358,6 +380,7 @@ def read_tiff_spec(path: Path) -> ImageSpec:
             pixel_types=dict.fromkeys(names, kind),
             compression=_tiff_compression_name(page),
             header=_tiff_header_of(path, page),
+            levels=_tiff_levels(tif, page),
         )
         return ImageSpec(page.imagewidth, page.imagelength, names, meta)
 
@@ -371,7 +394,11 @@ def tiff_codec(name: str) -> str | None:
     return TIFF_COMPRESSIONS[key]
 
 
-def write_tiff(image: Image, path: Path, compression: str | None = None) -> None:
+def write_tiff(
+    image: Image, path: Path, compression: str | None = None, *, tile: tuple[int, int] | None = None
+) -> None:
+    """A TIFF of `image`'s R, G, B[, A] (or Y[, A]), in strips, or in tiles as a tiled TIFF input had them (`tile`:
+    these tiles whatever the input)."""
     import tifffile
 
     names, kind = output_layout(image, "tiff")
@@ -388,6 +415,9 @@ def write_tiff(image: Image, path: Path, compression: str | None = None) -> None
         options["predictor"] = True  # tifffile picks horizontal or floating-point by dtype
     if codec == "adobe_deflate":
         options["compressionargs"] = {"level": DEFLATE_LEVEL}
+    tile = tile or source.get("tile")
+    if tile is not None:
+        options["tile"] = tile
     if "A" in names:
         # EXR alpha is premultiplied (associated); PNG's is not. A TIFF input says which it had.
         default = 1 if meta.format == "exr" else 2
@@ -407,6 +437,29 @@ def write_tiff(image: Image, path: Path, compression: str | None = None) -> None
         software="oxi",
         **options,
     )
+
+
+# The tile size maketx writes textures with.
+TEXTURE_TILE = (64, 64)
+
+
+def write_tx(image: Image, path: Path, compression: str | None = None) -> None:
+    """A `.tx` is a TIFF (as oiiotool's `-o out.tx` writes one): written tiled, one level, and said so once, since
+    renderers want the MIP levels maketx builds."""
+    import warnings
+
+    source_tile = image.meta.header.get("tile") if image.meta.format == "tiff" else None
+    write_tiff(image, path, compression, tile=source_tile or TEXTURE_TILE)
+    warnings.warn(
+        "a .tx output is a one-level tiled TIFF (as oiiotool -o writes it): build its MIP levels for a renderer "
+        "with maketx (maketx OUT.tx -o OUT.tx)",
+        TextureLevelsWarning,
+        stacklevel=2,
+    )
+
+
+class TextureLevelsWarning(UserWarning):
+    """A texture output written with its top level alone."""
 
 
 # --- JPEG --------------------------------------------------------------------------------------------

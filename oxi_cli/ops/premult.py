@@ -1,4 +1,4 @@
-"""Unpremultiply and re-premultiply by alpha around each run of colour ops (`--unpremult`); alpha-0 pixels kept."""
+"""Unpremultiply and re-premultiply by alpha around each run of colour ops (`--unpremult`), as OIIO's colorconvert."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Unpremult(ColorOp):
-    """R, G, B divided by alpha; a pixel whose alpha is 0 is kept as it is (OIIO's unpremult). Alpha is read,
-    never changed; on a layer without alpha nothing changes."""
+    """R, G, B divided by alpha; where alpha is under FLT_MIN (0, negative, denormal, NaN) by 1, so such a pixel
+    (a glow over nothing) is graded undivided, as OIIO's colorconvert with unpremult does. Alpha is read, never
+    changed; on a layer without alpha nothing changes."""
 
     name: ClassVar[str] = "unpremult"
     flops_per_pixel: ClassVar[int] = 4
@@ -31,10 +32,10 @@ class Unpremult(ColorOp):
 
 @dataclass(frozen=True)
 class Repremult(ColorOp):
-    """R, G, B multiplied by the alpha the pixel entered the colour program with; a pixel that entered with
-    alpha 0 comes out as it entered, so the colour ops between an Unpremult opening the program and this op
-    leave it exactly as it was (OIIO's repremult keeps such pixels' colour; a plain premultiply would make it
-    black). Alpha is read, never changed; on a layer without alpha nothing changes."""
+    """R, G, B multiplied by the alpha the pixel entered the colour program with (a 4x4 matrix between may have
+    changed channel 3), by 1 where Unpremult divided by 1: a glow at alpha 0 keeps its graded light, where a
+    plain premultiply would make it black (OIIO's colorconvert). Alpha is read, never changed; on a layer
+    without alpha nothing changes."""
 
     name: ClassVar[str] = "repremult"
     flops_per_pixel: ClassVar[int] = 3
@@ -80,41 +81,43 @@ class UnpremultipliedOnHost(ColorOp):
         if len(planes) < 4:
             self.op.apply_on_host(planes[:3])
             return
-        rgb, alpha = list(planes[:3]), planes[3]
-        keep = alpha == 0
-        kept = [plane[keep] for plane in rgb]
-        unpremultiply(rgb, alpha)
+        rgb, d = list(planes[:3]), divisor(planes[3])
+        unpremultiply(rgb, planes[3])
         self.op.apply_on_host(rgb)
         with np.errstate(all="ignore"):  # NaN and Inf go through as IEEE says, as in the kernels
             for plane in rgb:
-                np.multiply(plane, alpha, out=plane)
-        for plane, values in zip(rgb, kept, strict=True):
-            plane[keep] = values
+                np.multiply(plane, d, out=plane)
+
+
+def divisor(alpha: np.ndarray) -> np.ndarray:
+    """What R, G, B are divided and multiplied by: alpha, or 1 where it is under FLT_MIN or NaN (OIIO's
+    colorconvert: `a >= FLT_MIN ? a : 1`), float32."""
+    import numpy as np
+
+    alpha = alpha.astype(np.float32, copy=False)
+    return np.where(alpha >= np.finfo(np.float32).tiny, alpha, np.float32(1.0))
 
 
 def unpremultiply(rgb: Sequence[np.ndarray], alpha: np.ndarray) -> None:
-    """R, G, B planes divided in place by `alpha` where it is not 0, as the UNPREMULT kernel (NumPy: the host's
-    and the CPU's stand-in while that kernel compiles)."""
+    """R, G, B planes divided in place by `alpha`'s divisor, as the UNPREMULT kernel (NumPy: the host's and the
+    CPU's stand-in while that kernel compiles)."""
     import numpy as np
 
-    divisor = np.where(alpha == 0, np.float32(1.0), alpha)
+    d = divisor(alpha)
     with np.errstate(all="ignore"):  # NaN and Inf go through as IEEE says, as in the kernels
         for plane in rgb:
-            np.divide(plane, divisor, out=plane)
+            np.divide(plane, d, out=plane)
 
 
 def repremultiply(planes: Sequence[np.ndarray], entered: Sequence[np.ndarray]) -> None:
-    """R, G, B, A planes re-premultiplied in place by the alpha of `entered` (the same planes as the colour
-    program began), a pixel that entered with alpha 0 given back as it entered, as the REPREMULT kernel."""
+    """R, G, B planes re-premultiplied in place by the divisor of `entered`'s alpha (the planes as the colour
+    program began), as the REPREMULT kernel; alpha stays as the ops left it."""
     import numpy as np
 
-    alpha = entered[3]
+    d = divisor(entered[3])
     with np.errstate(all="ignore"):
         for plane in planes[:3]:
-            np.multiply(plane, alpha, out=plane)
-    zero = alpha == 0
-    for plane, before in zip(planes[:4], entered[:4], strict=True):
-        np.copyto(plane, before, where=zero)
+            np.multiply(plane, d, out=plane)
 
 
 def unpremultiplied(ops: Sequence[ColorOp | ImageOp]) -> list[ColorOp | ImageOp]:

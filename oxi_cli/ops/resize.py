@@ -6,25 +6,25 @@ import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar
 
 from oxi_cli.errors import OpError, UsageError
 from oxi_cli.ops.base import AxisStep, Box, ImageOp
+from oxi_cli.ops.filters import (
+    DEFAULT_HELP,
+    FILTER_NAMES,
+    check_filter,
+    default_filter,
+    filter_radius,
+    filter_reach,
+    tap_weights,
+)
 from oxi_cli.ops.place import Place
 from oxi_cli.ops.step import FLAG, Deferred, Param, Step, StepArgs, choices
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: numpy loads when a function here runs, not for `oxi --help`
 
-FilterName = Literal["lanczos3", "catmull-rom", "mitchell", "triangle", "box"]
-# Filter half-widths in source pixels at scale 1.
-FILTER_RADIUS: dict[str, float] = {
-    "box": 0.5,
-    "triangle": 1.0,
-    "catmull-rom": 2.0,
-    "mitchell": 2.0,
-    "lanczos3": 3.0,
-}
 MAX_DIM = 1 << 20
 # Beyond these a resize is almost always a typo (`--resize 50` meant as 50 %): ask for --force.
 MAX_UPSCALE = 8
@@ -40,7 +40,7 @@ class Resize(ImageOp):
 
     width: int
     height: int
-    filter: FilterName = "lanczos3"
+    filter: str = "lanczos3"  # a name of ops/filters.py (ResizeStep picks oiiotool's default by direction)
     # For one band or tile of a larger resize (set by the planner): per axis (full source size, full output
     # size, first source index the piece holds, first output index it makes), so the piece uses the whole
     # image's weights and equals a single pass bit for bit. None: this op is the whole resize.
@@ -56,8 +56,8 @@ class Resize(ImageOp):
     name: ClassVar[str] = "resize"
 
     def __post_init__(self) -> None:
-        if self.filter not in FILTER_RADIUS:
-            raise OpError(f"unknown filter {self.filter!r}; choose one of {', '.join(FILTER_RADIUS)}")
+        if problem := check_filter(self.filter):
+            raise OpError(problem)
         for label, v in (("width", self.width), ("height", self.height)):
             if int(v) != v or not 1 <= v <= MAX_DIM:
                 raise OpError(f"resize {label} must be an integer in 1..{MAX_DIM}, got {v}")
@@ -119,24 +119,7 @@ class Resize(ImageOp):
 
     def support(self, src: int, dst: int) -> float:
         """Filter half-width in source pixels for one axis (stretched when shrinking)."""
-        return FILTER_RADIUS[self.filter] * max(1.0, src / dst)
-
-
-def filter_weight(name: str, d: np.ndarray) -> np.ndarray:
-    """The named filter evaluated at distances `d` (float64, in filter units)."""
-    import numpy as np
-
-    a = np.abs(d)
-    if name == "box":
-        return (a <= 0.5).astype(np.float64)
-    if name == "triangle":
-        return np.maximum(0.0, 1.0 - a)
-    if name == "lanczos3":
-        return np.where(a < 3.0, np.sinc(d) * np.sinc(d / 3.0), 0.0)
-    b, c = (0.0, 0.5) if name == "catmull-rom" else (1.0 / 3.0, 1.0 / 3.0)
-    near = ((12 - 9 * b - 6 * c) * a**3 + (-18 + 12 * b + 6 * c) * a**2 + (6 - 2 * b)) / 6.0
-    far = ((-b - 6 * c) * a**3 + (6 * b + 30 * c) * a**2 + (-12 * b - 48 * c) * a + (8 * b + 24 * c)) / 6.0
-    return np.where(a < 1.0, near, np.where(a < 2.0, far, 0.0))
+        return filter_radius(self.filter) * max(1.0, src / dst)
 
 
 @dataclass(frozen=True)
@@ -182,20 +165,16 @@ def axis_weights(taps: Taps | str, src: int, dst: int) -> AxisWeights:
     (s0, sl), (d0, dl) = (taps.axis.src_display, taps.axis.dst_display) if taps.axis else ((0, src), (0, dst))
     scale = sl / dl
     center = (np.arange(dst, dtype=np.float64) - d0 + 0.5) * scale + s0 - 0.5
-    if taps.sigma:
-        support, stretch = float(math.ceil(3.0 * taps.sigma)), 1.0
-    else:
-        stretch = max(1.0, scale)
-        support = FILTER_RADIUS[taps.filter] * stretch
+    support = float(math.ceil(3.0 * taps.sigma)) if taps.sigma else filter_reach(taps.filter, max(1.0, scale))
     first = np.ceil(center - support).astype(np.int64)
     last = np.floor(center + support).astype(np.int64)
     pos = first[:, None] + np.arange(int((last - first).max()) + 1)[None, :]
     inside = pos <= last[:, None]
-    d = pos - center[:, None]
     if taps.sigma:
+        d = pos - center[:, None]
         w = np.where(inside, np.exp(-(d * d) / (2.0 * taps.sigma * taps.sigma)), 0.0)
     else:
-        w = np.where(inside, filter_weight(taps.filter, d / stretch), 0.0)
+        w = np.where(inside, tap_weights(taps.filter, pos, center, (s0, sl), (d0, dl)), 0.0)
     total = w.sum(axis=1, keepdims=True)
     # A filter can miss every tap only for degenerate box cases; fall back to the nearest pixel.
     empty = total[:, 0] == 0.0
@@ -438,14 +417,14 @@ class ResizeStep(Deferred):
     """
 
     size: SizeSpec
-    filter: str = "lanczos3"
+    filter: str = ""  # "": oiiotool's choice for the direction (ops/filters.py: default_filter)
     fit: str = FIT_DEFAULT
     force: bool = False
     hint: str = "--force"
 
     def __post_init__(self) -> None:
-        if self.filter not in FILTER_RADIUS:
-            raise UsageError(f"unknown resize filter {_short(self.filter)}; choose one of {', '.join(FILTER_RADIUS)}")
+        if self.filter and (problem := check_filter(self.filter)):
+            raise UsageError(f"resize: {problem}")
         check_fit(self.fit)
         biggest = max(self.size.width, self.size.height)
         if biggest > MAX_SIDE and not self.force:
@@ -464,10 +443,13 @@ class ResizeStep(Deferred):
         if not box or self.fit == "stretch":
             w, h = (self.size.width, self.size.height) if box else resolved_size(self.size, dw, dh)
             check_growth((dw, dh), (w, h), self.force, self.hint)
-            return [displayed_resize(frame, (w, h), self.filter)]
+            if (w, h) == (dw, dh):
+                return []  # as oiiotool: no resize at all (a gaussian or a B-spline would blur at scale 1)
+            return [displayed_resize(frame, (w, h), self.filter or default_filter((dw, dh), (w, h)))]
         f = fit_frame(dw, dh, self.size.width, self.size.height, self.fit)
         check_growth((dw, dh), (f.width, f.height), self.force, self.hint)
-        resize = displayed_resize(frame, (f.width, f.height), self.filter, frame=(
+        name = self.filter or default_filter((dw, dh), (f.width, f.height))
+        resize = displayed_resize(frame, (f.width, f.height), name, frame=(
             f.box_width, f.box_height, f.x, f.y), box=(frame[1][0], frame[1][1], f.box_width, f.box_height))
         if f.fills_box() or (self.fit == "fit" and windows):
             return [resize]
@@ -484,7 +466,7 @@ def _build(args: StepArgs) -> ResizeStep:
     else:
         size = parse_size(args.raw(given), args.label(given), bare_is_scale=given == "scale")
     fit = check_fit(str(args.raw("fit")), args.label("fit"))
-    return ResizeStep(size, str(args.raw("filter")), fit, args.switch("force") or args.force, args.force_hint)
+    return ResizeStep(size, args.text("filter") or "", fit, args.switch("force") or args.force, args.force_hint)
 
 
 STEP = Step(
@@ -498,8 +480,8 @@ STEP = Step(
         Param("fit", "For a WxH box: fit (aspect kept, windows as oiiotool --fit), pad (bars of 0), "
               "fill (cover, crop the overflow) or stretch (exactly WxH).", default=FIT_DEFAULT,
               complete=choices(*FIT_MODES)),
-        Param("filter", "lanczos3, catmull-rom, mitchell, triangle or box.", default="lanczos3",
-              complete=choices(*FILTER_RADIUS)),
+        Param("filter", f"oiiotool's names: {', '.join(FILTER_NAMES)}. Default: {DEFAULT_HELP}.",
+              complete=choices(*FILTER_NAMES)),
         Param("force", "Allow more than 8x or 32768 pixels a side.", kind=FLAG),
     ),
     build=_build,
@@ -513,6 +495,8 @@ Examples:
   oxi resize plate.exr proxy.exr --size 1920x1080 --fit stretch   # exactly 1920x1080 (aspect changes)
   oxi resize plate.exr review.png --size 1920x1080 --fit pad       # 1920x1080, black bars (fill: no bars)
   oxi resize plate.exr half.exr --scale 50% --filter catmull-rom  # or --scale 0.5
+  oxi resize logo.png big.png --scale 400%                   # enlarging: blackman-harris, as oiiotool
+  oxi resize logo.png big.png --scale 400% --filter lanczos3  # sharper, with ringing
   oxi resize plate.exr thumb.png --width 512                 # height keeps the aspect ratio
   oxi resize plate.exr hd.exr --size 0x1080                  # 0 keeps the aspect, as oiiotool
   oxi resize 'plate.%04d.exr' -o proxies/ --frames 1001-1100x2 --size 1920x1080 --jobs 4
@@ -531,5 +515,8 @@ origin, halves rounded up), the data window is mapped through the same scale (or
 sampled on the display window's grid, black outside the data window (the edge repeats where it meets the display
 window's). Shrinking stretches the filter by the ratio; weights are normalised. Negative lobes can make negatives
 near HDR edges (not clamped).
+--filter takes oiiotool's names and definitions (OpenImageIO filter.cpp); without it, oiiotool's choice:
+blackman-harris when a side grows, lanczos3 otherwise. oiiotool's disk and radial-lanczos3 are not separable
+and not offered (oxi resizes rows, then columns).
 """,
 )

@@ -120,6 +120,7 @@ class StepArgs:
     force_hint: str = "--force"
     where: str = ""
     sources: list[Path] = field(default_factory=list)  # files read, for --json
+    notes: list[str] = field(default_factory=list)  # what the step chose for the user: one stderr line each
     keywords: Mapping[str, str] | None = None  # given as Python keyword arguments: parameter -> its keyword
 
     def __contains__(self, name: str) -> bool:

@@ -26,6 +26,7 @@ _TRIED = "oxi-tried"
 def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
+    environ = dict(os.environ)  # the service a job of ours starts gets this, not what the job left behind
     chosen = paths.mode()
     here = chosen == "off" or args[:1] == ["server"] or _memory_limited()
     if not here and _TRIED not in sys._xoptions:
@@ -40,7 +41,7 @@ def main() -> None:
 
     code = run_command()
     if not here and chosen == "auto" and _starts_itself():
-        _start_after_job()
+        _start_after_job(environ)
     _exit_now(code)
 
 
@@ -73,12 +74,13 @@ def _starts_itself() -> bool:
         return False
 
 
-def _start_after_job() -> None:
-    """Start this build's service for the next calls, unless one answers (it handed this job back)."""
-    folder = paths.runtime_dir()
+def _start_after_job(environ: dict[str, str]) -> None:
+    """Start this build's service for the next calls with the environment the client began with (`environ`),
+    unless one answers (it handed this job back)."""
+    folder = paths.runtime_dir(environ)
     if folder is None:
         return
-    key = paths.build_key()
+    key = paths.build_key(environ)
     sock = _connect(folder, key)
     if sock is not None:
         sock.close()
@@ -86,7 +88,7 @@ def _start_after_job() -> None:
     try:
         from oxi_cli.service.control import start_service
 
-        start_service(folder, key)
+        start_service(folder, key, environ)
     except Exception:  # a service that cannot start leaves this call's result as it is
         pass
 

@@ -14,26 +14,30 @@ START_SECONDS = 60.0  # how long `on` and `oxi server start` wait for a new serv
 ASK_SECONDS = 5.0  # a service answers status and stop at once: one that does not in this long counts as none
 
 
-def start_service(folder: str | None = None, key: str | None = None) -> Any:
-    """Start this build's service in the background (its own session, output to the service log): its process
-    (a subprocess.Popen), which exits at once when another service of this build holds the lock; None where no
-    private runtime folder exists."""
+def start_service(folder: str | None = None, key: str | None = None, environ: dict[str, str] | None = None) -> Any:
+    """Start this build's service in the background (its own session, output to the service log) with exactly
+    the environment `environ` (default: this process's), which its key is made from: its process (a
+    subprocess.Popen), which exits at once when another service of this build holds the lock; None where no
+    private runtime folder exists. A log that fails trust.open_log is not used: the service then writes to the
+    starter's terminal, if it has one, else nowhere (`oxi server status` says why)."""
     import subprocess
 
-    folder = folder or paths.runtime_dir()
+    env = dict(os.environ if environ is None else environ)
+    folder = folder or paths.runtime_dir(env)
     if folder is None:
         return None
-    key = key or paths.build_key()
-    log = paths.log_path()
-    os.makedirs(os.path.dirname(log), mode=0o700, exist_ok=True)
-    with contextlib.suppress(OSError):
-        if os.stat(log).st_size > 8 << 20:
-            os.replace(log, log + ".1")
-    with open(log, "ab") as out:
+    key = key or paths.build_key(env)
+    out, _ = open_log(env)
+    try:
         return subprocess.Popen(
             [sys.executable, "-m", "oxi_cli.service.server", folder, key],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/", start_new_session=True, close_fds=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL if out is None else out,
+            stderr=out if out is not None else None if os.isatty(2) else subprocess.DEVNULL,
+            cwd="/", start_new_session=True, close_fds=True, env=env,
         )
+    finally:
+        if out is not None:
+            os.close(out)
 
 
 def wait_for(started: Any, folder: str, key: str, seconds: float = START_SECONDS) -> Any:
@@ -48,6 +52,21 @@ def wait_for(started: Any, folder: str, key: str, seconds: float = START_SECONDS
         if started is None or time.monotonic() > deadline or (started.poll() is not None and not _locked(folder, key)):
             return None
         time.sleep(0.05)
+
+
+def open_log(environ: dict[str, str] | None = None) -> tuple[int | None, str]:
+    """The service log opened for appending (trust.open_log: never through a link, only in a folder nobody else
+    can change), moved aside first when over 8 MiB; or None and why it is not used."""
+    from oxi_cli.trust import open_log as open_trusted
+
+    log = paths.log_path(environ)
+    fd, why = open_trusted(log)
+    if fd is not None and os.fstat(fd).st_size > 8 << 20:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.replace(log, log + ".1")
+        fd, why = open_trusted(log)
+    return fd, why
 
 
 def _locked(folder: str, key: str) -> bool:
@@ -102,7 +121,20 @@ def status(environ: dict[str, str] | None = None) -> dict[str, Any]:
         found.update(reply)
     elif os.path.exists(own):  # starting, stopping, or a socket left by a crash (the next call removes it)
         found["unanswered"] = f"{own} gave no status within {ASK_SECONDS:.0f} s"
+    found["log"] = paths.log_path(environ)
+    found["log_refused"] = log_refused(environ)
     return found
+
+
+def log_refused(environ: dict[str, str] | None = None) -> str:
+    """Why the service log is not used (the service writes to its own stderr instead), or ""."""
+    from oxi_cli.trust import judge, why_untrusted
+
+    log = paths.log_path(environ)
+    why = why_untrusted(os.path.dirname(log))
+    if why is None and os.path.lexists(log):
+        why = judge(log) or (None if os.path.isfile(log) else f"{log} is not a regular file")
+    return why or ""
 
 
 def start(wait: float = START_SECONDS) -> dict[str, Any]:

@@ -104,21 +104,32 @@ class Dispatcher:
         self.listener.setblocking(False)
         self.sel.register(self.listener, selectors.EVENT_READ, ("accept", None))
         signal.signal(signal.SIGTERM, lambda *_: self._stop("SIGTERM"))
+        from oxi_cli.service.watch import Watch
+
+        self.watch = Watch()  # after the preload: every file imported so far is watched
+        if self.watch.fileno() is not None:
+            self.sel.register(self.watch.fileno(), selectors.EVENT_READ, ("watch", None))
         self._fork()  # one warm worker waits before the first client comes
         log(f"listening on {self.path} (budget {self.budget >> 20} MiB, up to {max_workers()} workers)")
 
     def serve_forever(self) -> None:
         try:
             while not self._done():
-                for key, _ in self.sel.select(timeout=self._wait()):
+                # A change to the code is read before any request that came with it (watch.py).
+                events = sorted(self.sel.select(timeout=self._wait()), key=lambda event: event[0].data[0] != "watch")
+                for key, _ in events:
                     kind, item = key.data
-                    if kind == "accept":
+                    if kind == "watch":
+                        self._changed()
+                    elif kind == "accept":
                         self._accept()
                     elif kind == "client":
                         self._client(item)
                     else:
                         self._from_worker(item)
                 self._drop_late()
+                if self.watch.fileno() is None:
+                    self._changed()
                 self._reap()
                 self._dispatch()
                 self._expire()
@@ -159,6 +170,13 @@ class Dispatcher:
                 os.unlink(self.lock_path)  # a later service makes its own
         os.close(self.lock_fd)
         self.lock_fd = -1
+
+    def _changed(self) -> None:
+        """Code the service runs changed on disk: no new job here (the next call starts a service of the new
+        code); running jobs finish."""
+        path = self.watch.changed()
+        if path:
+            self._stop(f"{path} changed")
 
     def _stop(self, why: str) -> None:
         if not self.stopping:
@@ -228,6 +246,8 @@ class Dispatcher:
         try:
             op = message.get("op")
             if op == "run":
+                if self.stopping:
+                    raise protocol.ProtocolError("the service is stopping")
                 request = protocol.job_request(message)
                 if request["key"] != self.key or len(fds) != 3:
                     raise protocol.ProtocolError("not a request for this service's build")
@@ -262,6 +282,7 @@ class Dispatcher:
                 if self.lock_fd >= 0:
                     os.close(self.lock_fd)  # the lock is the dispatcher's life, not a worker's
                 self.listener.close()
+                self.watch.close()
                 self._drop_clients()
                 self.sel.close()  # closes only this process's handle: the dispatcher's registrations stay
                 for worker in self.workers.values():

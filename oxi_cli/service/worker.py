@@ -230,9 +230,12 @@ def _text(fd: int, mode: str, stream: dict[str, str]) -> io.TextIOWrapper:
 
 def _fresh_process_state() -> None:
     """What a command keeps for the rest of its process and a new job must not inherit."""
-    from oxi_cli import execute
+    from oxi_cli import bytecode, execute, kernel_cache
 
     execute.reset_warnings()
+    # Caches judged again for each job, as a process of its own judges them when it opens them (trust.py).
+    kernel_cache.location.cache_clear()
+    bytecode.recheck()
 
 
 def _leave_job() -> None:

@@ -138,7 +138,7 @@ def test_the_ocio_stand_in_agrees_with_the_kernels_for_every_op_code(cpu_backend
     from oxi_cli.ops.ocio_cpu import for_ops
 
     img = hdr_image((23, 31, 4), seed=4, nonfinite=True)
-    img[::3, ::4, 3] = 0.0  # alpha 0: the premultiply ops keep those pixels as they entered
+    img[::3, ::4, 3] = 0.0  # alpha 0: the premultiply ops divide and multiply those pixels by 1
     for op in [*_every_code(2), Repremult()]:
         handle = cpu_backend.upload(img.copy())
         cpu_backend.color_chain(handle, handle, [op], has_alpha)
@@ -333,3 +333,32 @@ def test_a_cold_command_that_ends_at_once_leaves_its_kernels_compiling(tmp_path)
     waited = _python("from oxi_cli import kernel_cache; print(kernel_cache.wait_for_compiles(600), "
                      "sorted(kernel_cache.compiled()))", env)
     assert waited.startswith("True") and "'cdl'" in waited and "'half'" in waited, waited
+
+
+def test_one_background_compile_at_a_time_per_user_and_later_asks_join_it(tmp_path):
+    """While a background compile holds the user's turn, jobs that find kernels cold start no compile of their
+    own (seven once ran at once on two cores); the one that has the turn, or the next, compiles what they asked."""
+    import fcntl
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OXI_KERNEL_CACHE", "NUMBA_CACHE_DIR")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    kernels = tmp_path / "cache" / "oxi" / "kernels"
+    kernels.mkdir(parents=True, mode=0o700)
+    ask = ("import sys; from oxi_cli import kernel_cache as k; k.compile_in_background(sys.argv[1:]); "
+           "k.start_pending(); print(k.location().path)")
+    with open(kernels / ".background.lock", "a") as turn:
+        fcntl.flock(turn, fcntl.LOCK_EX)  # another process's compile, as far as the jobs can tell
+        for name in ("range", "exposure_contrast"):
+            done = subprocess.run([sys.executable, "-c", ask, name], env=env, capture_output=True, text=True,
+                                  timeout=300)
+            assert done.returncode == 0, done.stderr
+        folder = Path(done.stdout.strip())
+        assert not list((folder / ".pending").glob("*")), "a job started a compile while another ran"
+    done = subprocess.run([sys.executable, "-c", ask, "matrix"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    wait = ("from oxi_cli import kernel_cache as k; assert k.wait_for_compiles(600); "
+            "print(' '.join(sorted(k.compiled())))")
+    compiled = subprocess.run([sys.executable, "-c", wait], env=env, capture_output=True, text=True, timeout=900)
+    assert {"range", "exposure_contrast", "matrix"} <= set(compiled.stdout.split()), compiled.stderr
+    log = (tmp_path / "cache" / "oxi" / "logs" / "kernels.log").read_text()
+    assert len({line.split(" pid ")[1].split()[0] for line in log.splitlines() if " compiled " in line}) == 1, log

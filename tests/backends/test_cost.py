@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from oxi_cli.backends.cost import DeviceRates, HostRates, Rates, chain_work, estimate
 from oxi_cli.ops import Blur, Cdl, Resize
 
@@ -63,7 +66,7 @@ def test_a_batch_shares_the_gpu_start_between_its_files():
 
 
 def test_cold_cpu_kernels_count_in_the_cpu_estimate():
-    from oxi_cli.backends.cost import COLD_COLOR_SLOWDOWN, COLD_IMAGE_SLOWDOWN
+    from oxi_cli.backends.cost import COLD_COLOR_SLOWDOWN, COLD_COLOR_START_S, COLD_IMAGE_SLOWDOWN
 
     job = ([Cdl(slope=1.1, power=1.2), Blur(3.0)], 4096, 2160)
     warm = estimate(*job, channels=4, cores=16, rates=DEFAULTS)
@@ -71,12 +74,39 @@ def test_cold_cpu_kernels_count_in_the_cpu_estimate():
     cold_both = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl", "blur", "half"})
     color_s = Cdl(slope=1.1, power=1.2).work(4096, 2160, 4) / DEFAULTS.host.color_flops_per_core / 16
     image_s = Blur(3.0).work(4096, 2160, 4) / DEFAULTS.host.flops_per_core / 16
-    assert abs(cold_color.host_s - warm.host_s - color_s * (COLD_COLOR_SLOWDOWN - 1)) < 1e-9
-    assert abs(cold_both.host_s - warm.host_s - color_s * (COLD_COLOR_SLOWDOWN - 1)
+    assert abs(cold_color.host_s - warm.host_s - color_s * (COLD_COLOR_SLOWDOWN - 1) - COLD_COLOR_START_S) < 1e-9
+    assert abs(cold_both.host_s - warm.host_s - color_s * (COLD_COLOR_SLOWDOWN - 1) - COLD_COLOR_START_S
                - image_s * (COLD_IMAGE_SLOWDOWN - 1)) < 1e-9
     assert cold_both.cold == ("blur", "cdl", "half") and "not compiled yet" in cold_both.lines()[0]
     waiting = estimate(*job, channels=4, cores=16, rates=DEFAULTS, cold={"cdl"}, compile_s=2.5)
     assert abs(waiting.host_s - warm.host_s - 2.5) < 1e-9 and waiting.seconds["gpu"] == warm.seconds["gpu"]
+
+
+def test_a_small_cold_colour_job_is_estimated_with_its_stand_ins_start():
+    """A 64x48 cdl whose kernels are cold: its stand-in (OpenColorIO) costs a fifth of a second before any pixel,
+    where the estimate once said +0.00 s."""
+    job = ([Cdl(slope=1.1)], 64, 48)
+    warm = estimate(*job, channels=4, cores=2, rates=DEFAULTS)
+    cold = estimate(*job, channels=4, cores=2, rates=DEFAULTS, cold={"cdl", "half"})
+    assert cold.host_s - warm.host_s >= 0.2
+
+
+def test_cold_modules_the_job_compiles_itself_count_their_compile_seconds(monkeypatch):
+    """Jobs that wait for their kernels (OXI_WAIT_FOR_KERNELS=1) compile them first: the plan counts it."""
+    from oxi_cli.backends.cpu.cold import EXPECTED_S
+    from oxi_cli.backends.select import Workload
+
+    monkeypatch.setenv("OXI_WAIT_FOR_KERNELS", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(Path(tempfile.mkdtemp())))
+    monkeypatch.delenv("OXI_KERNEL_CACHE", raising=False)
+    from oxi_cli import kernel_cache
+
+    kernel_cache.location.cache_clear()
+    try:
+        est = Workload([Blur(3.0)], 64, 48, 4, 2).estimate(2)
+    finally:
+        kernel_cache.location.cache_clear()
+    assert est.host_cold_s >= EXPECTED_S["blur"] and "blur" in est.cold
 
 
 def test_auto_moves_a_job_to_the_gpu_while_its_cpu_kernels_compile():

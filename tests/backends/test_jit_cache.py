@@ -56,3 +56,58 @@ def test_a_cache_entry_is_never_written_over_by_another_signatures_code(tmp_path
     assert all((tmp_path / name).read_bytes() == data for name, data in saved.items())
     assert cache.load("half form") == "half machine code"
     assert cache.load("float32 form") is None  # lost: it compiles again, later
+
+
+# Run after the cache was chosen (trusted then): a folder above it becomes writable by others and index files are
+# planted whose first pickle runs a command, as Numba reads an index (pickle.load) when it loads a kernel.
+PLANTED = """
+import os, pickle, sys
+import oxi_cli.jit
+from oxi_cli import kernel_cache
+from oxi_cli.backends.cpu.kernels import range as kernels
+
+shared, marker = sys.argv[1], sys.argv[2]
+folder = kernel_cache.location().path / "oxi_cli.backends.cpu.kernels"
+os.chmod(shared, 0o777)
+
+class Planted:
+    def __reduce__(self):
+        return (os.system, (f"touch {marker}",))
+
+planted = [p for p in folder.iterdir() if p.suffix == ".nbi"]
+for index in planted:
+    index.write_bytes(pickle.dumps(Planted()))
+for kernel, argtypes in kernels.FORMS:
+    kernel.compile(argtypes)
+print(len(planted))
+"""
+
+
+def test_an_index_planted_after_the_cache_was_chosen_is_never_loaded(tmp_path):
+    """The check runs at every load, not once when the process chose its cache (a service worker forked hours
+    earlier): the kernels compile in memory and the planted pickles never run."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(shared / "cache")}
+    env.pop("OXI_KERNEL_CACHE", None)
+    compiled = subprocess.run([sys.executable, "-m", "oxi_cli.backends.cpu.compile", "range"], env=env,
+                              capture_output=True, text=True, timeout=600)
+    assert compiled.returncode == 0, compiled.stderr
+    marker = tmp_path / "ran"
+    done = subprocess.run([sys.executable, "-c", PLANTED, str(shared), str(marker)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) > 0  # index files were there to plant
+    assert not marker.exists()
+
+
+def test_numba_still_has_what_the_cache_guard_wraps():
+    """jit._guard_cache wraps Cache.load_overload and save_overload and reads Cache.cache_path: a Numba release
+    that renames them must fail here (oxi would then cache nothing, safely but slowly)."""
+    from numba.core.caching import Cache
+
+    import oxi_cli.jit as jit
+
+    assert jit._GUARDED and jit._CACHE
+    assert Cache.load_overload.__name__ == "guarded_load" and Cache.save_overload.__name__ == "guarded_save"
+    assert isinstance(Cache.__dict__.get("cache_path"), property)

@@ -23,10 +23,7 @@ PLATE = ROOT / "examples" / "plate.exr"
 
 
 def _oxi(*args: str, cache: Path) -> subprocess.CompletedProcess:
-    # NUMBA_CACHE_DIR stays where it was (jit.py derives it from XDG_CACHE_HOME): a fresh one recompiles.
-    import oxi_cli.jit  # noqa: F401  (sets NUMBA_CACHE_DIR)
-
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "NUMBA_CACHE_DIR": os.environ["NUMBA_CACHE_DIR"],
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     env.pop("OXI_BACKEND", None)
     return subprocess.run([sys.executable, "-m", "oxi_cli", *args], capture_output=True, text=True, timeout=300,

@@ -4,7 +4,6 @@ oiiotool writes them."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,23 +13,7 @@ import pytest
 from oxi_cli.ops.resize import fit_frame
 from tests import reference as ref
 from tests.cli.conftest import hdr_rgba, read_exr, run_oxi, write_exr
-
-
-def _oiiotool() -> str | None:
-    """The binary the `openimageio` wheel ships (the test extra), else one on PATH."""
-    try:
-        import OpenImageIO
-
-        path = Path(OpenImageIO.__file__).parent / "bin" / "oiiotool"
-        if path.is_file():
-            return str(path)
-    except ImportError:
-        pass
-    return shutil.which("oiiotool")
-
-
-OIIOTOOL = _oiiotool()
-needs_oiiotool = pytest.mark.skipif(OIIOTOOL is None, reason="needs oiiotool (PyPI openimageio, the test extra)")
+from tests.oiio_tools import OIIOTOOL, needs_oiiotool
 
 # Measured with oiiotool 3.2.2 (--fit, and --fit:fillmode=<the side that overflows> for fill's picture before
 # the crop --fit:pad=1 makes): (source, box) -> mode -> (picture width, height, data-window x, y); the display
@@ -119,7 +102,7 @@ def plates(tmp_path_factory) -> dict[str, Path]:
 def test_windows_and_pixels_equal_oiiotools_fit(plates: dict[str, Path], tmp_path: Path, box: str, mode: str):
     out = tmp_path / "oxi"
     res = run_oxi("resize", *map(str, plates.values()), "-o", str(out), "--size", box, "--fit", mode,
-                  "--out-type", "float")
+                  "--filter", "lanczos3", "--out-type", "float")
     assert res.returncode == 0, res.stderr
     bw, bh = map(int, box.split("x"))
     for name, src in plates.items():

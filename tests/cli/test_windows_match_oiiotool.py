@@ -74,7 +74,8 @@ def _oiio_resize(src: Path, out: Path, scale: str) -> tuple[dict, np.ndarray]:
 def test_resize_gives_oiiotools_windows_and_pixels(each_backend, files: dict[str, Path], tmp_path: Path,
                                                    scale: str):
     out = tmp_path / "oxi"
-    res = run_oxi("resize", *map(str, files.values()), "-o", str(out), "--scale", scale, "--backend",
+    res = run_oxi("resize", *map(str, files.values()), "-o", str(out), "--scale", scale, "--filter", "lanczos3",
+                  "--backend",
                   each_backend.name)
     assert res.returncode == 0, res.stderr
     for name, src in files.items():
@@ -160,7 +161,7 @@ def test_every_part_is_resized_under_one_display_window_as_oiiotool(tmp_path: Pa
     left, right = (654, 245, 877, 876), (655, 245, 876, 877)  # stereo eyes with their own data windows
     src = _write(tmp_path / "stereo.exr", [(left, display, _picture(left, 1)), (right, display, _picture(right, 2))])
     out = tmp_path / "half.exr"
-    res = run_oxi("resize", str(src), str(out), "--scale", "50%")
+    res = run_oxi("resize", str(src), str(out), "--scale", "50%", "--filter", "lanczos3")
     assert res.returncode == 0, res.stderr
     want = tmp_path / "oiio.exr"
     subprocess.run([OIIOTOOL, "-a", str(src), "--resize:filter=lanczos3", "50%", "-o", str(want)], check=True,
@@ -197,7 +198,7 @@ def test_fit_places_the_display_windows_picture_as_oiiotool(files: dict[str, Pat
     for name in ("inside", "odd_offset"):
         data, display = CASES[name]
         src, out, want_path = files[name], tmp_path / f"{name}_{mode}.exr", tmp_path / f"oiio_{name}_{mode}.exr"
-        res = run_oxi("resize", str(src), str(out), "--size", "101x77", "--fit", mode)
+        res = run_oxi("resize", str(src), str(out), "--size", "101x77", "--fit", mode, "--filter", "lanczos3")
         assert res.returncode == 0, res.stderr
         options = _oiio_options(mode, display[2:], (101, 77))
         subprocess.run([OIIOTOOL, str(src), f"--fit:filter=lanczos3{options}", "101x77", "-o", str(want_path)],
@@ -217,7 +218,7 @@ def test_parts_with_their_own_data_windows_fit_into_one_box_as_oiiotool(tmp_path
     left, right = (60, 40, 201, 150), (61, 41, 199, 150)
     src = _write(tmp_path / "stereo.exr", [(left, display, _picture(left, 3)), (right, display, _picture(right, 4))])
     out, want = tmp_path / "box.exr", tmp_path / "oiio.exr"
-    res = run_oxi("resize", str(src), str(out), "--size", "90x60", "--fit", "pad")
+    res = run_oxi("resize", str(src), str(out), "--size", "90x60", "--fit", "pad", "--filter", "lanczos3")
     assert res.returncode == 0, res.stderr
     subprocess.run([OIIOTOOL, "-a", str(src), "--fit:filter=lanczos3:pad=1:allsubimages=1", "90x60", "-o",
                     str(want)], check=True, capture_output=True)

@@ -45,13 +45,15 @@ def run_oxi(backend: Any, ops: list[Any], img: np.ndarray) -> np.ndarray:
 
 
 def ocio_unpremultiplied(processor: Any, rgba: np.ndarray) -> np.ndarray:
-    """What --unpremult must give on premultiplied (H, W, 4) float32: a float64 unpremultiply (alpha-0 pixels
-    kept), the processor (ocio_reference), a float64 re-premultiply; alpha-0 pixels and alpha as they went in."""
+    """What --unpremult must give on premultiplied (H, W, 4) float32, as OIIO's colorconvert(unpremult=1): a float64
+    unpremultiply by the divisor (alpha, or 1 where alpha is under FLT_MIN or NaN: a glow at alpha 0 is graded
+    undivided), the processor (ocio_reference), a float64 re-premultiply by the same divisor; alpha as it went in."""
     rgb, alpha = rgba[..., :3].astype(np.float64), rgba[..., 3:].astype(np.float64)
-    zero = alpha == 0
+    with np.errstate(invalid="ignore"):
+        divisor = np.where(alpha >= np.finfo(np.float32).tiny, alpha, 1.0)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        straight = np.where(zero, rgb, rgb / np.where(zero, 1.0, alpha)).astype(np.float32)
-        graded = ocio_reference(processor, straight).astype(np.float64) * alpha
+        straight = (rgb / divisor).astype(np.float32)
+        graded = ocio_reference(processor, straight).astype(np.float64) * divisor
     out = rgba.astype(np.float64)
-    out[..., :3] = np.where(zero, rgba[..., :3], graded)
+    out[..., :3] = graded
     return out

@@ -1,6 +1,7 @@
 """Colour ops graded unpremultiplied (--unpremult) against a float64 unpremultiply, OpenColorIO's own CPU processor
-(LOSSLESS) and re-premultiply, on HDR premultiplied pixels with alpha 0, fractional and 1 and NaN/Inf in colour,
-on both backends: alpha-0 pixels and alpha come out bit for bit as they went in."""
+(LOSSLESS) and re-premultiply, on HDR premultiplied pixels with alpha 0, fractional, 1, negative, denormal and NaN
+and NaN/Inf in colour, on both backends, as OIIO's colorconvert(unpremult=1): an alpha under FLT_MIN counts as 1,
+so light at alpha 0 is graded undivided; alpha comes out bit for bit as it went in."""
 
 from __future__ import annotations
 
@@ -83,6 +84,9 @@ def premultiplied(hdr_image: np.ndarray) -> np.ndarray:
     alpha[:, 0::4] = 0.0
     alpha[:, 1::4] = 1.0
     alpha[:, 2::8] = -0.0  # a signed zero is alpha 0 too
+    alpha[:, 3::8] = -0.25  # under FLT_MIN: divided by 1, as OIIO (a negative alpha is no coverage)
+    alpha[:, 5::16] = np.float32(1e-40)  # a denormal: under FLT_MIN too
+    alpha[:, 7::16] = np.nan
     return np.concatenate([hdr_image, alpha[..., None]], axis=-1)
 
 
@@ -102,16 +106,28 @@ def test_unpremultiplied_grades_match_ocio_between_a_float64_unpremultiply_and_p
     ops = ops_from_processor(processor)
     got = run_unpremultiplied(backend, ops, premultiplied)
     want = ocio_unpremultiplied(processor, premultiplied)
-    alpha = np.abs(premultiplied[..., 3:]).astype(np.float64)
     with np.errstate(invalid="ignore"):
+        alpha = np.where(premultiplied[..., 3:] >= np.finfo(np.float32).tiny, premultiplied[..., 3:], 1.0)
         brightest = np.nanmax(np.where(np.isfinite(want[..., :3]), np.abs(want[..., :3]), 0.0), axis=-1,
                               keepdims=True)
     assert_close(got[..., :3], want[..., :3], rtol=RTOL, scale=np.maximum(brightest, FLOOR * alpha),
                  atol=tolerance.get("atol", 0.0) * alpha, inputs=premultiplied, what=f"{name} on {backend.name}",
                  figure=f"{name} {backend.name}")
-    zero = premultiplied[..., 3] == 0
-    assert_bits_equal(got[zero], premultiplied[zero], f"{name}: alpha-0 pixels")
     assert_bits_equal(got[..., 3], premultiplied[..., 3], f"{name}: alpha")
+
+
+def test_light_at_alpha_0_is_graded_undivided_as_oiiotool_does(backend, premultiplied):
+    """A glow over nothing (RGB > 0, alpha 0, negative, denormal or NaN) comes out graded as the stored values
+    are, bit for bit, not left in the old colour space (OIIO's colorconvert: `a >= FLT_MIN ? a : 1`)."""
+    ops = ops_from_processor(_cdl_grade())
+    got = run_unpremultiplied(backend, ops, premultiplied)
+    planes = [np.ascontiguousarray(premultiplied[..., c]) for c in range(4)]
+    stored = np.stack(backend.download_planes(run_chain(backend, planes, ops, True), np.float32), -1)
+    with np.errstate(invalid="ignore"):
+        uncovered = ~(premultiplied[..., 3] >= np.finfo(np.float32).tiny)
+    assert uncovered.sum() > 100
+    assert_bits_equal(got[uncovered], stored[uncovered], "alpha under FLT_MIN")
+    assert not np.array_equal(got[uncovered, :3], premultiplied[uncovered, :3])
 
 
 def test_the_issues_grade_differs_from_grading_premultiplied_values(cpu_backend, premultiplied):
@@ -135,16 +151,18 @@ def test_a_layer_without_alpha_is_graded_as_is(backend, hdr_image):
     assert_bits_equal(np.stack(wrapped, -1), np.stack(plain, -1), "unpremultiplied without alpha")
 
 
-def test_half_pixels_keep_alpha_and_alpha_0_pixels_bit_for_bit(backend, premultiplied):
+def test_half_pixels_keep_alpha_and_grade_alpha_0_pixels_undivided(backend, premultiplied):
     ops = [Cdl(slope=(1.2, 1.0, 0.8), offset=(0.02,) * 3, power=(1.5,) * 3, sat=0.8)]
     finite = np.where(np.isfinite(premultiplied), premultiplied, 0.5)  # half NaN payloads are the device's
     with np.errstate(over="ignore"):
         half = finite.astype(np.float16)
     planes = [np.ascontiguousarray(half[..., c]) for c in range(4)]
-    handle = run_chain(backend, planes, unpremultiplied(ops), True, half_result=True)
+    handle = run_chain(backend, [p.copy() for p in planes], unpremultiplied(ops), True, half_result=True)
     got = np.stack(backend.download_planes(handle, np.float16), -1)
-    zero = half[..., 3] == 0
-    np.testing.assert_array_equal(got[zero].view(np.uint16), half[zero].view(np.uint16))
+    stored = np.stack(backend.download_planes(run_chain(backend, planes, ops, True, half_result=True),
+                                              np.float16), -1)
+    zero = ~(half[..., 3].astype(np.float32) >= np.finfo(np.float32).tiny)  # compared in float32, as OIIO
+    np.testing.assert_array_equal(got[zero].view(np.uint16), stored[zero].view(np.uint16))
     np.testing.assert_array_equal(got[..., 3].view(np.uint16), half[..., 3].view(np.uint16))
     assert not np.array_equal(got[~zero, :3], half[~zero, :3])
 

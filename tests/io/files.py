@@ -70,18 +70,21 @@ def window(w: Any) -> tuple[int, int, int, int]:
     return (int(w[0][0]), int(w[0][1]), int(w[1][0]), int(w[1][1]))
 
 
-def flat_png(path: Path, width: int, height: int) -> Path:
+def flat_png(path: Path, width: int, height: int, palette: bool = False) -> Path:
     """A black 8-bit RGB PNG of any size, written without holding its pixels: one deflate segment of 1000 zero
-    rows, fully flushed (so it stands alone), repeated; 30000x30000 (2.5 GiB decoded) is a 2.6 MB file."""
+    rows, fully flushed (so it stands alone), repeated; 30000x30000 (2.5 GiB decoded) is a 2.6 MB file. With
+    `palette`, the same picture as palette indices (one black entry), a PNG that is decoded whole."""
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    row = 1 + 3 * width  # filter byte 0, then the zero samples
+    row = 1 + (1 if palette else 3) * width  # filter byte 0, then the zero samples
     deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
     block = deflate.compress(bytes(row * 1000)) + deflate.flush(zlib.Z_FULL_FLUSH)
     tail = deflate.compress(bytes(row * (height % 1000))) + deflate.flush(zlib.Z_FINISH)
     adler = ((row * height) % 65521) << 16 | 1  # Adler-32 of zeros: A stays 1, B counts the bytes
     stream = b"\x78\xda" + block * (height // 1000) + tail + struct.pack(">I", adler)
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", stream) + chunk(b"IEND", b""))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 3 if palette else 2, 0, 0, 0)
+    plte = chunk(b"PLTE", bytes(3)) if palette else b""
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + plte + chunk(b"IDAT", stream)
+                     + chunk(b"IEND", b""))
     return path

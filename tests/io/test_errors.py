@@ -99,7 +99,7 @@ def test_a_truncated_raster_image(tmp_path: Path, ext: str, format: str):
 def test_an_unknown_extension_lists_the_known_ones(tmp_path: Path, read, name: str):
     (tmp_path / name).write_bytes(b"\x00" * 64)
     message = error_of(read, tmp_path / name)
-    assert "is not an image format oxi knows; use .exr, .png, .tif/.tiff, .jpg/.jpeg" in message
+    assert "is not an image format oxi knows; use .exr, .png, .tif/.tiff, .tx, .jpg/.jpeg" in message
 
 
 def test_overlapping_reads_in_threads_hold_back_noise_and_restore_the_streams(tmp_path: Path, big_exr: Path, capfd):

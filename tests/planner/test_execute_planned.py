@@ -126,7 +126,7 @@ def test_streaming_over_the_input_needs_in_place(cpu_backend, tmp_path: Path):
     assert_same_planes(read_exr(src)[1], read_exr(tmp_path / "single.exr")[1])
 
 
-def test_multi_part_and_png_go_whole_and_forcing_streaming_says_why(cpu_backend, tmp_path: Path):
+def test_multi_part_and_tiff_go_whole_and_forcing_streaming_says_why(cpu_backend, tmp_path: Path):
     display = box(0, 0, 199, 99)
     parts = [
         OpenEXR.Part({"compression": OpenEXR.ZIP_COMPRESSION, "displayWindow": display},
@@ -138,7 +138,7 @@ def test_multi_part_and_png_go_whole_and_forcing_streaming_says_why(cpu_backend,
     single = write_exr(tmp_path / "one.exr", planes("RGBA", (100, 200), "half", 5))
     for src, dst, why in [
         (tmp_path / "parts.exr", tmp_path / "o.exr", "multi-part"),
-        (single, tmp_path / "o.png", "PNG output"),
+        (single, tmp_path / "o.tif", "TIFF output"),  # PNG streams (tests/io/test_png_stream.py); TIFF not yet
     ]:
         plan = plan_for_files([Blur(2.0)], src, dst, cpu_backend, memory_limit="64K", out_type="uint16")
         assert plan.strategy != "streaming" and not plan.fits and why in plan.reason

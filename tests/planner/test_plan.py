@@ -162,11 +162,11 @@ def test_auto_says_over_budget_when_not_even_one_row_fits():
 
 
 def test_other_formats_never_stream_and_the_plan_says_why():
-    p = plan([Blur(2.0)], ram=4 << 20, out_format="png", out_type="uint16")
+    p = plan([Blur(2.0)], ram=4 << 20, out_format="tiff", out_type="uint16")  # PNG streams since issue 34
     assert p.strategy != "streaming" and not p.fits
-    assert "PNG output can only be written whole" in p.reason
-    with pytest.raises(UsageError, match="PNG output can only be written whole"):
-        plan([Blur(2.0)], force="streaming", out_format="png", out_type="uint16")
+    assert "TIFF output can only be written whole" in p.reason
+    with pytest.raises(UsageError, match="TIFF output can only be written whole"):
+        plan([Blur(2.0)], force="streaming", out_format="tiff", out_type="uint16")
 
 
 def test_forcing_single_pass_beyond_the_budget_is_a_usage_error_with_the_numbers():

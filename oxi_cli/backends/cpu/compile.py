@@ -105,21 +105,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         print(f"oxi: unknown kernel module(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
-    if args.background:
-        _yield_to_jobs()
+    if not args.background:
+        _log(compile_modules(names))
+        return 0
+    _yield_to_jobs()
     try:
-        with kernel_cache.lock(blocking=True, name=".background.lock"):  # one background compile at a time
-            if args.background:  # another may have compiled them meanwhile
-                names = [n for n in names if n not in kernel_cache.compiled()]
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-            done = compile_modules(names)
-        if done:
-            print(f"{stamp} pid {os.getpid()} compiled {', '.join(f'{n} {s:.1f} s' for n, s in done.items())} into "
-                  f"{kernel_cache.location().path}", flush=True)
+        kernel_cache.want(names)
+        _take_turn()
     finally:
-        if args.background:
-            kernel_cache.done_in_background()
+        kernel_cache.done_in_background()
     return 0
+
+
+def _take_turn() -> None:
+    """The user's one background compile: while this process holds the turn it compiles every module asked
+    for (by the job that started it and by those that found it running); without the turn it leaves them to
+    the process that has it. After letting the turn go it looks once more, for a module asked for just then."""
+    tried: set[str] = set()
+    while True:
+        with kernel_cache.background_turn() as mine:
+            if not mine:
+                return
+            while todo := sorted(kernel_cache.wanted() & set(backend_modules()) - tried):
+                tried.update(todo)
+                _log(compile_modules(todo))
+        if not kernel_cache.wanted() & set(backend_modules()) - tried:
+            return
+
+
+def _log(done: dict[str, float]) -> None:
+    if done:
+        print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} pid {os.getpid()} compiled "
+              f"{', '.join(f'{n} {s:.1f} s' for n, s in done.items())} into {kernel_cache.location().path}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ _scratch = threading.local()
 
 _LOOPS: dict[int, Callable[..., None]] = {}
 # Codes whose loops also take R, G, B, A as they entered the program, after their other arguments (a kernel
-# module lists them in its SOURCE): kernels/premult.py's REPREMULT gives back the pixels that entered with alpha 0.
+# module lists them in its SOURCE): kernels/premult.py's REPREMULT multiplies by the alpha each pixel entered with.
 _READS_SOURCE: set[int] = set()
 
 

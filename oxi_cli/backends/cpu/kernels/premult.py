@@ -1,4 +1,5 @@
-"""Unpremultiply and re-premultiply R, G, B by alpha per pixel; alpha-0 pixels come out as they went in."""
+"""Unpremultiply and re-premultiply R, G, B by alpha per pixel, as OIIO's colorconvert: an alpha under FLT_MIN
+(0, negative, denormal or NaN) counts as 1, so such pixels are graded undivided."""
 
 import numpy as np
 
@@ -6,25 +7,32 @@ from oxi_cli.backends.cpu.kernels.half import PLANE_FORMS, as_float, load_rgb, s
 from oxi_cli.jit import BOOL, F32, serial, vector_kernel
 from oxi_cli.ops.codes import REPREMULT, UNPREMULT
 
-ZERO = np.float32(0.0)
+FLT_MIN = np.float32(np.finfo(np.float32).tiny)
+ONE = np.float32(1.0)
+
+
+@serial
+def divisor(a):
+    """The alpha R, G, B are divided and multiplied by: 1 where it is under FLT_MIN or NaN (OIIO's test)."""
+    return a if a >= FLT_MIN else ONE
 
 
 @serial
 def unpremult(r, g, b, a):
-    if a == ZERO:
-        return r, g, b
-    return r / a, g / a, b / a
+    d = divisor(a)
+    return r / d, g / d, b / d
 
 
 @serial
 def repremult(r, g, b, a):
-    return r * a, g * a, b * a
+    d = divisor(a)
+    return r * d, g * d, b * d
 
 
 @vector_kernel
 def unpremult_block(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out):
-    """R, G, B divided by alpha where alpha is not 0, float32 or half bits, in == out allowed; alpha copied as it
-    is. Without alpha (`with_alpha` False: a_in is some other plane) R, G, B pass as they are and a_out is not
+    """R, G, B divided by alpha where it is at least FLT_MIN, float32 or half bits, in == out allowed; alpha copied
+    as it is. Without alpha (`with_alpha` False: a_in is some other plane) R, G, B pass as they are and a_out is not
     written."""
     if with_alpha:
         for i in range(r_in.shape[0]):
@@ -39,19 +47,14 @@ def unpremult_block(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_o
 
 @vector_kernel
 def repremult_block(with_alpha, r_in, g_in, b_in, a_in, r_out, g_out, b_out, a_out, r_src, g_src, b_src, a_src):
-    """R, G, B multiplied by the alpha each pixel entered the program with (`*_src`, as it entered); a pixel
-    that entered with alpha 0 comes out as it entered, all four channels. Without alpha R, G, B pass. In a chain
-    the in and out planes are float32 scratch and the source planes the image's own (float32 or half bits)."""
+    """R, G, B multiplied by the alpha each pixel entered the program with (`a_src`; under FLT_MIN: 1, as
+    unpremult divided by); alpha as the ops left it. Without alpha R, G, B pass. In a chain the in and out planes
+    are float32 scratch and the source planes the image's own (float32 or half bits)."""
     if with_alpha:
         for i in range(r_in.shape[0]):
-            a = as_float(a_src[i])
-            if a == ZERO:
-                store_rgb(r_out, g_out, b_out, i, load_rgb(r_src, g_src, b_src, i))
-                a_out[i] = stored(a_out, a)
-            else:
-                r, g, b = load_rgb(r_in, g_in, b_in, i)
-                store_rgb(r_out, g_out, b_out, i, repremult(r, g, b, a))
-                a_out[i] = stored(a_out, as_float(a_in[i]))
+            r, g, b = load_rgb(r_in, g_in, b_in, i)
+            store_rgb(r_out, g_out, b_out, i, repremult(r, g, b, as_float(a_src[i])))
+            a_out[i] = stored(a_out, as_float(a_in[i]))
     else:
         for i in range(r_in.shape[0]):
             store_rgb(r_out, g_out, b_out, i, load_rgb(r_in, g_in, b_in, i))
