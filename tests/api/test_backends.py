@@ -8,6 +8,7 @@ import json
 import pytest
 
 import oxi_cli as oxi
+from oxi_cli.backends.registry import KINDS, with_devices
 from tests.cli.conftest import run_oxi
 
 
@@ -42,8 +43,9 @@ def test_a_gpu_backend_opens_one_device_per_process_however_many_hold_it():
 
 
 @pytest.mark.parametrize(("kind", "device", "error", "flag_words"), [
-    ("tpu", None, oxi.UsageError, "--backend must be one of auto, cpu, gpu, got 'tpu'"),
-    ("cpu", 0, oxi.UsageError, "--device picks a GPU adapter; it cannot be used with --backend cpu"),
+    ("tpu", None, oxi.UsageError, f"--backend must be one of auto, {', '.join(KINDS)}, got 'tpu'"),
+    ("cpu", 0, oxi.UsageError, f"--device picks {' or '.join(k.devices for k in with_devices())}; it cannot be used "
+                               "with --backend cpu"),
     ("gpu", 99, oxi.BackendUnavailable, "--device 99 does not exist"),
 ])
 def test_a_backend_that_cannot_be_had_is_the_commands_error(kind, device, error, flag_words):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from oxi_cli.backends.registry import KINDS
 from oxi_cli.ops.filters import FILTER_NAMES
 from tests.cli.conftest import hdr_rgba, run_oxi, write_exr
 from tests.cli.test_cli_errors import assert_one_line_error
@@ -117,7 +118,7 @@ def complete(words: str) -> list[str]:
         ("oxi resize a.exr b.exr --fit ", ["fit", "fill", "pad", "stretch"]),
         ("oxi resize a.exr b.exr --filter ", list(FILTER_NAMES)),
         ("oxi resize a.exr b.exr --filter c", ["catmull-rom", "cubic"]),
-        ("oxi cdl a.exr b.exr --backend ", ["auto", "cpu", "gpu"]),
+        ("oxi cdl a.exr b.exr --backend ", ["auto", *KINDS]),
         ("oxi cdl a.exr b.exr --style ", ["noclamp", "asc"]),
         ("oxi lut3d a.exr b.exr --interp ", ["tetrahedral", "trilinear"]),
         ("oxi blur a.exr b.exr --strategy ", ["auto", "single", "tiled", "streaming"]),
