@@ -29,17 +29,26 @@ def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
 @contextlib.contextmanager
 def interrupts_deferred(drop: bool = False) -> Any:
     """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt
-    (`drop`: forget it, for work that nothing is left to interrupt)."""
+    (`drop`: forget it, for work that nothing is left to interrupt); SIGTERM and SIGHUP too where the command
+    handles them (cli/failures.py), whose handler then takes the one held back."""
     import signal
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and (sig == signal.SIGINT or callable(signal.getsignal(sig))):
+            held[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, previous in held.items():
+            signal.signal(sig, previous)
     if caught and not drop:
+        handler = held[caught[0]]
+        if callable(handler):
+            handler(caught[0], None)
         raise KeyboardInterrupt

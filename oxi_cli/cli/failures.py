@@ -39,6 +39,40 @@ def ended_by_a_command() -> bool:
     return said
 
 
+# SIGTERM and SIGHUP end a command as Ctrl-C does (files abandoned, temporaries removed); the process then ends by
+# that signal, as a process without a handler would (a shell says 143, 129): ending_signal() tells the entry point.
+ENDING_SIGNALS = ("SIGTERM", "SIGHUP")
+_signalled: list[int] = []
+
+
+def handle_ending_signals() -> None:
+    """From here (main thread) SIGTERM and SIGHUP interrupt the command like Ctrl-C, and are remembered."""
+    import signal
+
+    _signalled.clear()
+    for name in ENDING_SIGNALS:
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _ending)
+
+
+def _ending(signum: int, frame: object) -> None:
+    _signalled.append(signum)
+    raise KeyboardInterrupt
+
+
+def ending_signal(code: int) -> int | None:
+    """The signal that ended the command whose exit status is `code` (128 + its number), or None."""
+    for signum in _signalled[:1]:
+        if code == 128 + signum:
+            return signum
+    return None
+
+
+def exit_status(code: int) -> int:
+    """A command's status as its process reports it: 128 + the signal for one that SIGTERM or SIGHUP ended."""
+    return 128 + _signalled[0] if _signalled and code == EXIT_INTERRUPTED else code
+
+
 def status_if_nothing_interrupted(error: BaseException | None = None) -> int | None:
     """For a Ctrl-C (`error`, or Typer's silent 130 when None) that came once every file had ended: the work's
     own status, to exit with and say nothing more; None for a real interruption or any other error."""

@@ -10,13 +10,14 @@ import _signal
 import os
 import sys
 
-from oxi_cli.service import link, paths
+from oxi_cli.service import caller, link, paths
 
 START_SECONDS = 60.0  # how long `on` waits for a new service (its first start compiles bytecode)
 # Commands that run here whatever the mode: the service's own controls, and a Dask worker that lives for hours.
 LOCAL_COMMANDS = ("server", "worker")
-# Forwarded to the job as its Ctrl-C (a closed terminal's SIGHUP too; Windows has no SIGHUP).
-_SIGNALS = tuple(getattr(_signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(_signal, name))
+# Forwarded to the job by name, which takes each as its own process would (Windows has no SIGHUP).
+_SIGNALS = {getattr(_signal, f"SIG{name}"): name for name in ("INT", "TERM", "HUP") if hasattr(_signal, f"SIG{name}")}
+_WATCH_SECONDS = 0.5  # how often a waiting client makes sure its worker is not left stopped while it runs
 
 
 def main() -> None:
@@ -25,7 +26,7 @@ def main() -> None:
     environ = dict(os.environ)  # the service a job of ours starts gets this, not what the job left behind
     chosen = link.mode()
     local = chosen == "off" or bool(args and args[0] in LOCAL_COMMANDS) or "--cluster" in args or bool(
-        os.environ.get("OXI_CLUSTER")) or _memory_limited()
+        os.environ.get("OXI_CLUSTER")) or _closed_stdio()
     if not local:
         place = _service(start=chosen == "on")
         if place is not None:
@@ -56,15 +57,15 @@ def _with_site() -> None:
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[2:]])
 
 
-def _memory_limited() -> bool:
-    """Whether this process runs under a memory limit (`ulimit -d` or `-v`, a farm's h_vmem): its job then runs
-    here, under that limit, as the caller set it; a service worker lives under its own."""
-    try:
-        import resource
-    except ImportError:  # no such limits on this platform
-        return False
-    return any(resource.getrlimit(limit)[0] != resource.RLIM_INFINITY
-               for limit in (resource.RLIMIT_DATA, resource.RLIMIT_AS))
+def _closed_stdio() -> bool:
+    """Whether a standard descriptor is closed (`>&-`): the job then runs here, where the command answers it
+    (cli/stdio.py); and the service's socket must not take its number."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            return True
+    return False
 
 
 def _starts_itself() -> bool:
@@ -73,9 +74,13 @@ def _starts_itself() -> bool:
     if os.environ.get("CI"):
         return False
     try:
-        return os.isatty(2)
+        terminal = os.isatty(2)
     except OSError:
         return False
+    # A call under `nice` or `taskset` would start a service as slow as itself for every later call (a process
+    # cannot raise its priority back; service/caller.py refuses what the service cannot match).
+    return terminal and os.getpriority(os.PRIO_PROCESS, 0) <= 0 and (
+        not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) == os.cpu_count())
 
 
 def _service(start: bool) -> tuple[object, str] | None:
@@ -109,6 +114,7 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
     request = {
         "op": "run", "protocol": 1, "key": key, "argv": args, "cwd": cwd, "env": dict(os.environ),
         "umask": _umask(), "streams": link.stdio_encodings(), "prog": _program_name(),
+        "caller": caller.of_this_process(),
     }
     try:
         link.send(sock, request, fds=(0, 1, 2))
@@ -116,23 +122,14 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
         sock.close()
         return None
 
-    def forward(signum: int, frame: object) -> None:
-        try:
-            link.send(sock, {"signal": "INT"})
-        except OSError:
-            pass
-
-    for sig in _SIGNALS:
-        _signal.signal(sig, forward)
+    job = _Job(sock)
     try:
-        reply = link.recv(sock)
-    except (OSError, ValueError):
-        reply = None
+        reply = job.wait()
     finally:
-        for sig in _SIGNALS:
-            _signal.signal(sig, _signal.default_int_handler if sig == _signal.SIGINT else _signal.SIG_DFL)
         sock.close()
     if reply is not None and isinstance(reply.get("exit"), int):
+        if isinstance(reply.get("signal"), int) and reply["signal"] in _SIGNALS:
+            _end_by(reply["signal"])
         return reply["exit"]
     if reply is not None and "refused" in reply:
         return None
@@ -142,6 +139,75 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
     except OSError:
         pass
     return None
+
+
+class _Job:
+    """The wait for a served job: our SIGINT, SIGTERM and SIGHUP forwarded to it; stopped (Ctrl-Z, SIGSTOP) and
+    continued with us, as a process of its own would be (its worker stops itself while we are stopped)."""
+
+    def __init__(self, sock: object) -> None:
+        self.sock = sock
+        self.worker = 0  # the worker's pid, once it says
+
+    def forward(self, signum: int, frame: object) -> None:
+        try:
+            link.send(self.sock, {"signal": _SIGNALS[signum]})
+        except OSError:
+            pass
+
+    def pause(self, signum: int, frame: object) -> None:
+        """Ctrl-Z: stop the job, then ourselves (the default action, taken again)."""
+        if self.worker:
+            _kill(self.worker, _signal.SIGSTOP)
+        _signal.signal(_signal.SIGTSTP, _signal.SIG_DFL)
+        _kill(os.getpid(), _signal.SIGTSTP)
+        _signal.signal(_signal.SIGTSTP, self.pause)
+
+    def resume(self, signum: int = 0, frame: object = None) -> None:
+        if self.worker:
+            _kill(self.worker, _signal.SIGCONT)
+
+    def wait(self) -> dict | None:
+        """The job's last frame ({"exit": N}, or {"refused": why}); None when the service went away."""
+        import select
+
+        handlers = {sig: self.forward for sig in _SIGNALS}
+        if hasattr(_signal, "SIGTSTP"):
+            handlers |= {_signal.SIGTSTP: self.pause, _signal.SIGCONT: self.resume}
+        for sig, handler in handlers.items():
+            _signal.signal(sig, handler)
+        try:
+            while True:
+                if not select.select([self.sock], [], [], _WATCH_SECONDS)[0]:
+                    if self.worker and caller.stopped(self.worker):
+                        self.resume()  # it stopped itself as we were continued (service/worker.py)
+                    continue
+                reply = link.recv(self.sock)
+                if reply is None or "worker" not in reply:
+                    return reply
+                self.worker = reply["worker"] if isinstance(reply["worker"], int) else 0
+        except (OSError, ValueError):
+            return None
+        finally:
+            for sig in handlers:
+                _signal.signal(sig, _signal.default_int_handler if sig == _signal.SIGINT else _signal.SIG_DFL)
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def _end_by(sig: int) -> None:
+    """End as the job's own process did: by `sig` (SIGTERM, SIGHUP), its handler gone."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # a closed stdout: nothing of ours is in it
+        pass
+    _signal.signal(sig, _signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
 
 
 def _program_name() -> str:

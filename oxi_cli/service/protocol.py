@@ -12,6 +12,8 @@ import struct
 import sys
 from typing import Any
 
+from oxi_cli.service import caller
+
 PROTOCOL = 1
 MAX_FRAME = 1 << 20  # argv and environment of any real command line fit many times over
 MAX_FDS = 4
@@ -96,6 +98,7 @@ def job_request(message: dict[str, Any]) -> dict[str, Any]:
         "umask": lambda v: isinstance(v, int) and 0 <= v <= 0o777,
         "streams": lambda v: isinstance(v, list) and len(v) == 3 and all(_stream_ok(s) for s in v),
         "prog": lambda v: isinstance(v, str) and len(v) < 256,
+        "caller": caller.valid,
     }
     if set(message) != set(checks):
         raise ProtocolError(f"unexpected fields: {sorted(set(message) ^ set(checks))}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from oxi_cli.host import cores
-from oxi_cli.service import paths, protocol
+from oxi_cli.service import caller, paths, protocol
 
 SERVICE_IDLE = 900.0  # seconds without a job before the service exits (OXI_SERVER_IDLE overrides)
 WORKER_IDLE = 60.0  # an idle worker beyond the first exits after this long, closing the GPU it holds
@@ -34,6 +34,10 @@ PRELOAD = (
     "oxi_cli.jit", "oxi_cli.backends.select", "oxi_cli.backends.cpu.backend", "oxi_cli.backends.cpu.kernels.color",
     "OpenEXR", "imagecodecs", "tifffile", "rich.progress", "rich.console",
 )
+
+
+class Unmatched(Exception):
+    """A job this service cannot run as its caller's own process would (service/caller.py says why)."""
 
 
 def max_workers() -> int:
@@ -183,13 +187,15 @@ class Dispatcher:
                 request = protocol.job_request(message)
                 if request["key"] != self.key or len(fds) != 3:
                     raise protocol.ProtocolError("not a request for this service's build")
+                if (why := caller.refusal(request["argv"], request["caller"])) is not None:
+                    raise Unmatched(f"the caller's {why}; it runs its job itself")
                 conn.settimeout(None)
                 self.queue.append((request, fds, conn))
                 self.idle_since = time.monotonic()
                 return
             else:
                 raise protocol.ProtocolError(f"unknown op {op!r}")
-        except (OSError, ValueError, protocol.ProtocolError) as e:
+        except (OSError, ValueError, protocol.ProtocolError, Unmatched) as e:
             log(f"refused a request: {e}")
             with contextlib.suppress(OSError):
                 protocol.send(conn, {"refused": str(e)})
