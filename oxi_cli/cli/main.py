@@ -188,7 +188,8 @@ def _invoke(prog_name: str | None = None) -> int:
         print_error,
         status_if_nothing_interrupted,
     )
-    from oxi_cli.errors import OxiError, note_settled
+    from oxi_cli.cli.stdio import StreamClosed
+    from oxi_cli.errors import note_settled
 
     click = click_errors()
 
@@ -215,7 +216,7 @@ def _invoke(prog_name: str | None = None) -> int:
             return closed_stdout()
         print_error(message_for(e))
         return exit_code_for(e)
-    except OxiError as e:  # raised outside a command's own reporting (a closed stdout: cli/stdio.py)
+    except StreamClosed as e:  # printing a command's result to a stdout the caller closed
         print_error(message_for(e))
         return exit_code_for(e)
     except (click.ClickException, typer.Abort, KeyboardInterrupt) as e:

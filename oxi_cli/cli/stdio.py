@@ -13,6 +13,10 @@ _STREAMS = ((0, "stdin"), (1, "stdout"), (2, "stderr"))
 _WORDS = ("input", "output", "error")
 
 
+class StreamClosed(UsageError):
+    """Output was written to, or input read from, a standard stream the caller closed."""
+
+
 class ClosedStream(io.TextIOBase):
     """Stands in for a standard stream whose descriptor was closed: writing output or reading input is the
     caller's error (exit 2, one line); what would go to stderr is lost, as it is for any program."""
@@ -47,9 +51,9 @@ class ClosedStream(io.TextIOBase):
     def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         raise self._error()
 
-    def _error(self) -> UsageError:
+    def _error(self) -> StreamClosed:
         how = "<&-" if self._fd == 0 else ">&-"
-        return UsageError(f"standard {_WORDS[self._fd]} is closed ({how}); give it a file or /dev/null")
+        return StreamClosed(f"standard {_WORDS[self._fd]} is closed ({how}); give it a file or /dev/null")
 
 
 def guard_closed_streams() -> None:
