@@ -67,16 +67,17 @@ def send(sock: _socket.socket, message: dict, fds: tuple[int, ...] = ()) -> None
 
 
 def recv(sock: _socket.socket) -> dict | None:
-    """One frame's object, or None when the socket closed first. The service's usual reply, {"exit":N}, is
-    read without json."""
+    """One frame's object, or None when the socket closed first. The service's usual frames, one whole number
+    ({"worker":PID}, then {"exit":N}), are read without json."""
     head = _exactly(sock, _HEADER)
     if head is None:
         return None
     body = _exactly(sock, int.from_bytes(head, "big"))
     if body is None:
         return None
-    if body.startswith(b'{"exit":') and body.endswith(b"}") and body[8:-1].isdigit():
-        return {"exit": int(body[8:-1])}
+    name, colon, number = body[2:-1].partition(b'":')
+    if body.startswith(b'{"') and body.endswith(b"}") and colon and name.isalpha() and number.isdigit():
+        return {name.decode(): int(number)}
     import json
 
     found = json.loads(body.decode("utf-8", "surrogateescape"))
