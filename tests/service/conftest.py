@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,16 @@ def oxi(env: dict, *args: str, **kw) -> subprocess.CompletedProcess:
 def status(env: dict) -> dict:
     """`oxi server status --json` as this test process can ask it, without a process of its own per poll."""
     return control.status(env)
+
+
+def wait_for(condition, what: str, seconds: float = 120.0):
+    """The first true value of condition(), polled every 5 ms (a state to reach, never a sleep)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if found := condition():
+            return found
+        time.sleep(0.005)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -13,14 +13,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.cli.conftest import write_exr
-from tests.service.conftest import OXI_CMD, oxi, status
+from tests.service.conftest import OXI_CMD, oxi, status, wait_for
 
 BOTH = ("off", "on")  # a process of its own, then the service
 
@@ -28,14 +27,6 @@ BOTH = ("off", "on")  # a process of its own, then the service
 def run(env: dict, args: list[str], preexec=None, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([*OXI_CMD, *args], env=env, capture_output=True, timeout=300, preexec_fn=preexec, **kw)
 
-
-def wait_for(condition, what: str, seconds: float = 120.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if found := condition():
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import OpenEXR
 import pytest
 
 from oxi_cli.service import caller
-from tests.service.conftest import OXI_CMD, oxi, status
+from tests.service.conftest import OXI_CMD, oxi, status, wait_for
 
 BOTH = ("off", "on")  # a process of its own, then the service
 FILES = 40
@@ -34,14 +34,6 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (folder / f"shot.{1001 + i}.exr").symlink_to(plate)
     return folder
 
-
-def wait_for(condition, what: str, seconds: float = 120.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if found := condition():
-            return found
-        time.sleep(0.005)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def written(out: Path) -> list[str]:
