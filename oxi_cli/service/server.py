@@ -53,6 +53,7 @@ class Worker:
     jobs: int = 0
     tickets: dict[int, tuple[int, bool]] = field(default_factory=dict)  # ticket -> (bytes, granted)
     devices: list[str] = field(default_factory=list)  # GPUs it holds open, as it said after its last job
+    client: int = 0  # the pid of the client whose job it runs
 
 
 def log(message: str) -> None:
@@ -120,6 +121,7 @@ class Dispatcher:
                 if self.watch.fileno() is None:
                     self._changed()
                 self._reap()
+                self._unstop()
                 self._dispatch()
                 self._expire()
         finally:
@@ -261,6 +263,7 @@ class Dispatcher:
             try:
                 protocol.send(worker.channel, job, fds=[conn.fileno(), *fds])
                 worker.busy = True
+                worker.client = request["caller"]["pid"]
                 worker.jobs += 1
                 self.jobs_served += 1
             except OSError as e:
@@ -324,6 +327,14 @@ class Dispatcher:
             self.sel.unregister(worker.channel)
         worker.channel.close()
         self._admit()
+
+    def _unstop(self) -> None:
+        """A worker stops itself while its client is stopped (service/worker.py) and the client continues it; one
+        whose client is no longer stopped (killed while stopped, say) is continued here, to see to its job."""
+        for worker in self.workers.values():
+            if worker.busy and caller.stopped(worker.pid) and not caller.stopped(worker.client):
+                with contextlib.suppress(OSError):
+                    os.kill(worker.pid, signal.SIGCONT)
 
     def _reap(self) -> None:
         while True:

@@ -124,3 +124,15 @@ def test_completion_is_installed_for_the_callers_shell(env, tmp_path, mode):
     assert b"bash completion installed in" in done.stdout
     assert "_OXI_COMPLETE" in (home / ".bashrc").read_text() + "".join(
         p.read_text() for p in home.rglob("*") if p.is_file())
+
+
+def test_a_client_killed_while_stopped_has_its_job_cancelled(env, shots, tmp_path):
+    out = tmp_path / "out"
+    proc = start_batch(env, shots, out, "on")
+    proc.send_signal(signal.SIGSTOP)
+    job = wait_for(lambda: status(env)["busy_worker_pids"], "the job's worker")
+    wait_for(lambda: all(caller.stopped(pid) for pid in job), "the job to stop")
+    proc.kill()
+    proc.wait()
+    wait_for(lambda: not status(env)["jobs_running"], "the job to end")  # not a worker stopped for ever
+    assert temporaries(out) == [] and len(written(out)) < FILES
