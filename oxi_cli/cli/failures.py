@@ -69,8 +69,9 @@ def ending_signal(code: int) -> int | None:
 
 
 def exit_status(code: int) -> int:
-    """A command's status as its process reports it: 128 + the signal for one that SIGTERM or SIGHUP ended."""
-    return 128 + _signalled[0] if _signalled and code == EXIT_INTERRUPTED else code
+    """A command's status as its process reports it: 128 + the signal for one that SIGTERM or SIGHUP ended
+    (whatever failed after it: a hung-up terminal fails the progress bar's last write), unless it ended well."""
+    return 128 + _signalled[0] if _signalled and code != EXIT_OK else code
 
 
 def status_if_nothing_interrupted(error: BaseException | None = None) -> int | None:
@@ -173,8 +174,17 @@ def one_line(message: str) -> str:
 
 
 def print_error(message: str) -> None:
-    print(f"oxi: error: {one_line(message)}", file=sys.stderr, flush=True)
+    _say(f"oxi: error: {one_line(message)}")
 
 
 def print_warning(message: str) -> None:
-    print(f"oxi: warning: {one_line(message)}", file=sys.stderr, flush=True)
+    _say(f"oxi: warning: {one_line(message)}")
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a stderr that cannot take it (the terminal hung up: EIO) loses it, as it would any
+    program's, and changes nothing else (the exit status, a signal's end)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)

@@ -3,6 +3,7 @@ SIGTSTP/SIGSTOP and SIGCONT), standard streams closed by the caller, and the cal
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -135,4 +136,30 @@ def test_a_client_killed_while_stopped_has_its_job_cancelled(env, shots, tmp_pat
     proc.kill()
     proc.wait()
     wait_for(lambda: not status(env)["jobs_running"], "the job to end")  # not a worker stopped for ever
+    assert temporaries(out) == [] and len(written(out)) < FILES
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_a_batch_whose_terminal_hangs_up_ends_by_sighup_and_leaves_no_temporary(env, shots, tmp_path, mode):
+    import pty
+    import select
+
+    out = tmp_path / "out"
+    out.mkdir()
+    pid, terminal = pty.fork()  # the call in a session of its own on a terminal, as from a login
+    if pid == 0:
+        os.execvpe(OXI_CMD[0], [*OXI_CMD, "cdl", str(shots), "-o", str(out), "--slope", "1.1", "--jobs", "1"],
+                   {**env, "OXI_SERVER": mode})
+    try:
+        def writing() -> bool:
+            if select.select([terminal], [], [], 0)[0]:
+                with contextlib.suppress(OSError):
+                    os.read(terminal, 65536)  # the progress bar, read as a terminal would
+            return bool(temporaries(out))
+
+        wait_for(writing, "a file being written")
+    finally:
+        os.close(terminal)  # the terminal goes away: the kernel sends SIGHUP to its session
+        _, ended = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(ended) and os.WTERMSIG(ended) == signal.SIGHUP  # a shell says 129
     assert temporaries(out) == [] and len(written(out)) < FILES
