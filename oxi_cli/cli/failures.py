@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from oxi_cli.batch.interrupts import SIGNALLED as _signalled
 from oxi_cli.errors import OxiError, caused_by_interrupt
 
 # The rules docs/GUIDE.md's "Exit codes" section states. Wrong input or arguments are the user's to fix (2); the
@@ -42,22 +43,18 @@ def ended_by_a_command() -> bool:
 # SIGTERM and SIGHUP end a command as Ctrl-C does (files abandoned, temporaries removed); the process then ends by
 # that signal, as a process without a handler would (a shell says 143, 129): ending_signal() tells the entry point.
 ENDING_SIGNALS = ("SIGTERM", "SIGHUP")
-_signalled: list[int] = []
 
 
 def handle_ending_signals() -> None:
     """From here (main thread) SIGTERM and SIGHUP interrupt the command like Ctrl-C, and are remembered."""
     import signal
 
+    from oxi_cli.batch.interrupts import interrupt_as_ctrl_c
+
     _signalled.clear()
     for name in ENDING_SIGNALS:
         if hasattr(signal, name):
-            signal.signal(getattr(signal, name), _ending)
-
-
-def _ending(signum: int, frame: object) -> None:
-    _signalled.append(signum)
-    raise KeyboardInterrupt
+            signal.signal(getattr(signal, name), interrupt_as_ctrl_c)
 
 
 def ending_signal(code: int) -> int | None:
