@@ -127,6 +127,8 @@ class _ClientJob:
             caller.take_on(self.request["caller"])
         except (OSError, LookupError, ValueError) as e:
             saved.restore()
+            if saved.spoiled:  # limits it took on in part and cannot take back: no other job here
+                self.interrupted.set()
             self._end({"refused": f"cannot take on the client's state: {e}"})
             return None
         from oxi_cli.cli.failures import ending_signal, handle_ending_signals
