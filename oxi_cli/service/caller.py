@@ -48,14 +48,16 @@ def valid(caller: object) -> bool:
     )
 
 
-def refusal(argv: list[str], caller: dict) -> str | None:
+def refusal(argv: list[str], caller: dict, peer: tuple[int, list[int]] | None = None) -> str | None:
     """Why this service cannot run the job as its caller's own process would, or None. The job then runs in the
     caller's process: a user's service cannot take other groups (os.setgroups needs CAP_SETGID), raise a limit
-    or a priority above its own, or run on CPUs it may not use."""
+    or a priority above its own, or run on CPUs it may not use. `peer`: the caller's group and groups as the
+    kernel gives them (peer_groups), where it does, over what the client said."""
     import resource
 
     own = of_this_process()
-    if caller["gid"] != own["gid"] or set(caller["groups"]) != set(own["groups"]):
+    gid, groups = peer if peer is not None else (caller["gid"], caller["groups"])
+    if gid != own["gid"] or set(groups) != set(own["groups"]):
         return "groups differ from the service's"
     for name, theirs in caller["limits"].items():
         if not name.isalnum() or not hasattr(resource, f"RLIMIT_{name}"):
@@ -74,6 +76,25 @@ def refusal(argv: list[str], caller: dict) -> str | None:
     if any(a in PROCESS_TREE_OPTIONS for a in _root_options(argv)):
         return "shell is found among its own parent processes"
     return None
+
+
+def peer_groups(sock: object) -> tuple[int, list[int]] | None:
+    """The effective group and supplementary groups of the process at the other end of a Unix socket when it
+    connected, from the kernel (Linux's SO_PEERCRED and SO_PEERGROUPS); None where they cannot be read."""
+    import socket
+    import struct
+
+    so_peergroups = 59  # <asm-generic/socket.h>; Python names no constant for it
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    try:
+        _pid, _uid, gid = struct.unpack("3i", sock.getsockopt(  # type: ignore[attr-defined]
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+        # 1024 bytes, Python's most: a caller with over 256 groups (ERANGE) is judged by what it said
+        raw = sock.getsockopt(socket.SOL_SOCKET, so_peergroups, 1024)  # type: ignore[attr-defined]
+    except OSError:
+        return None
+    return gid, list(struct.unpack(f"{len(raw) // 4}I", raw))
 
 
 def _above(a: int, b: int) -> bool:

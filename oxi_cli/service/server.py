@@ -189,7 +189,7 @@ class Dispatcher:
                 request = protocol.job_request(message)
                 if request["key"] != self.key or len(fds) != 3:
                     raise protocol.ProtocolError("not a request for this service's build")
-                if (why := caller.refusal(request["argv"], request["caller"])) is not None:
+                if (why := caller.refusal(request["argv"], request["caller"], caller.peer_groups(conn))) is not None:
                     raise Unmatched(f"the caller's {why}; it runs its job itself")
                 conn.settimeout(None)
                 self.queue.append((request, fds, conn))
