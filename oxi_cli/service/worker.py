@@ -247,8 +247,10 @@ def _text(fd: int, mode: str, stream: dict[str, str]) -> io.TextIOWrapper:
 def _fresh_process_state() -> None:
     """What a command keeps for the rest of its process and a new job must not inherit."""
     from oxi_cli import bytecode, execute, kernel_cache
+    from oxi_cli.io import atomic
 
     execute.reset_warnings()
+    atomic.job_started()
     # Caches judged again for each job, as a process of its own judges them when it opens them (trust.py).
     kernel_cache.location.cache_clear()
     bytecode.recheck()

@@ -163,3 +163,17 @@ def test_a_batch_whose_terminal_hangs_up_ends_by_sighup_and_leaves_no_temporary(
         _, ended = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(ended) and os.WTERMSIG(ended) == signal.SIGHUP  # a shell says 129
     assert temporaries(out) == [] and len(written(out)) < FILES
+
+
+def test_a_served_job_clears_a_temporary_a_killed_run_left_since_the_service_started(env, shots, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = out / f".shot.1001.oxi-tmp-{gone.pid}-abcd1234.exr"  # its writer was killed
+    stale.write_bytes(b"half-written")
+    written_at = time.time() - status(env)["uptime_seconds"] / 2  # after the service started, before this call
+    os.utime(stale, (written_at, written_at))
+    done = oxi(env, "cdl", str(shots / "shot.1001.exr"), str(out / "shot.1001.exr"), "--slope", "1.1")
+    assert done.returncode == 0, done.stderr
+    assert not stale.exists()  # as a process of its own, started after it was written, would judge it
