@@ -1,7 +1,7 @@
 """What a call costs through the warm service (issue 26), each an `oxi` command from a shell, against oiiotool.
 
     python bench/bench_service.py [--runs 5] [--sizes tiny,hd,4k,8k] [--sections calls,auto,xargs,loop,client]
-                                  [--health N] [--out DIR]
+                                  [--health N] [--versus FOLDER] [--out DIR]
 
 Every figure is the median wall time of whole commands (the client's start included), second and later calls:
 the service is started and each job run once before timing. Sections:
@@ -12,6 +12,11 @@ the service is started and each job run once before timing. Sections:
           processes together (sampled), against the service's budget.
   loop    a 10-frame shell loop of 4K cdl calls against one batch call over the same frames.
   client  the client's own cost: `oxi --version` served, against the interpreter's start.
+  versus  with --versus FOLDER (another checkout of oxi, e.g. `git worktree add /tmp/base main`): `oxi --version`, 64x48
+          and HD cdl served by this tree's and by that tree's service, interleaved call by call, so that a busy
+          machine weighs on both alike; each tree's bin/oxi run as the launcher runs it (python -S). Keep both
+          trees on one filesystem (e.g. both `git archive | tar -x` under /tmp): the client reads its tree's
+          files on every call, and two filesystems differed by 5 ms a call here.
   --health N: N 64x48 cdl calls in a row through the service; its memory before and after.
 Results go to DIR/bench_service.json as well as the tables.
 """
@@ -278,6 +283,38 @@ def client(args: argparse.Namespace, oxi: list[str]) -> dict[str, Any]:
     return found
 
 
+def versus(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
+    trees = {"this tree": Path(__file__).resolve().parent.parent, "versus": args.versus.resolve()}
+    oxi = {name: [sys.executable, "-S", str(tree / "bin" / "oxi")] for name, tree in trees.items()}
+    env = {name: env_with(OXI_SERVER="on", PYTHONPATH=str(tree)) for name, tree in trees.items()}
+    out = work / "versus.exr"
+    calls = {"--version": ["--version"]}
+    for size in ("tiny", "hd"):
+        src = make_plate(work / f"plate_{size}.exr", *SIZES[size])
+        calls[f"{size} cdl"] = ["cdl", str(src), str(out), "--slope", SLOPE]
+    samples: dict[tuple[str, str], list[float]] = {(t, c): [] for t in trees for c in calls}
+    for name in trees:
+        subprocess.run([*oxi[name], "server", "start"], env=env[name], check=True, capture_output=True)
+        for call in calls.values():  # each job once untimed: the second and later calls are timed
+            subprocess.run([*oxi[name], *call], env=env[name], check=True, capture_output=True)
+    for i in range(args.runs * 4):
+        for call_name, call in calls.items():
+            for name in (list(trees) if i % 2 else list(trees)[::-1]):
+                t0 = time.perf_counter()
+                subprocess.run([*oxi[name], *call], env=env[name], check=True, capture_output=True)
+                samples[(name, call_name)].append(time.perf_counter() - t0)
+    for name in trees:
+        subprocess.run([*oxi[name], "server", "stop"], env=env[name], capture_output=True)
+    rows = [{"call": c, **{t: statistics.median(samples[(t, c)]) for t in trees}} for c in calls]
+    for row in rows:
+        row["this / versus"] = ratio(row["this tree"], row["versus"])
+    print_table(f"Served calls, this tree against {trees['versus']} (median of {args.runs * 4}, interleaved)",
+                ["call", "this tree s", "versus s", "this / versus"],
+                [[r["call"], f"{r['this tree']:.4f}", f"{r['versus']:.4f}", fmt_ratio(r["this / versus"])]
+                 for r in rows], left=(0,))
+    return rows
+
+
 def health(n: int, oxi: list[str], work: Path) -> dict[str, Any]:
     """N tiny calls in a row; the service's memory before and after, by process: the dispatcher, and each worker
     that served from before the first call to after the last (a worker forked meanwhile is a new process whose
@@ -317,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "oxi-bench-service")
     p.add_argument("--out", type=Path, default=None, help="folder for bench_service.json")
     p.add_argument("--oxi", help="oxi command line (default: the `oxi` script beside this interpreter)")
+    p.add_argument("--versus", type=Path, help="another checkout of oxi, for the versus section")
     args = p.parse_args(argv)
     args.sizes = [s for s in args.sizes.split(",") if s]
     sections = [s for s in args.sections.split(",") if s]
@@ -342,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         results["xargs"] = xargs(args, oxi, args.work)
     if "loop" in sections:
         results["loop"] = loop(args, oxi, args.work)
+    if "versus" in sections and args.versus is not None:
+        results["versus"] = versus(args, args.work)
     if args.health:
         results["health"] = health(args.health, oxi, args.work)
     results["service"] = service_status(oxi)

@@ -33,23 +33,21 @@ class Choice:
 _EARLY: dict[tuple[str, int | None], DeferredBackend] = {}
 
 
-def open_early(argv: Sequence[str]) -> None:
-    """Start opening a device at once when this command line names one (a backend with devices, or --device):
-    call it first thing in the CLI.
+def open_early(kind: str | None, device: int | None) -> None:
+    """Start opening the device that a command's --backend (or OXI_BACKEND) and --device name, once they are
+    parsed and before the command's checks and reads: call it first thing in a job.
 
     wgpu's start (~0.75 s on a 16-core host with an H200 GPU: header parsing, the Vulkan driver, the device) then
-    overlaps the CLI's own imports and argument handling as well as the input's decoding. Reads --backend / --device
-    from `argv` (and OXI_BACKEND); anything it cannot make sense of is left for get_backend to report.
+    overlaps the command's own checks and imports and the input's decoding. Anything it cannot make sense of is
+    left for get_backend to report.
     """
-    kind, device = _peek(argv, "--backend"), _peek(argv, "--device")
     try:
         resolved = resolve_kind(kind)
-        index = None if device is None else int(device)
-    except (UsageError, ValueError):
+    except UsageError:
         return
-    if resolved == registry.HOST or (resolved == "auto" and index is None):
+    if resolved == registry.HOST or (resolved == "auto" and device is None):
         return  # auto weighs each job first (get_backend's `job`): opening a device it may not pick costs a core
-    _EARLY[(resolved, index)] = _deferred(resolved, index, None)
+    _EARLY[(resolved, device)] = _deferred(resolved, device, None)
 
 
 def get_backend(
@@ -199,17 +197,6 @@ def _deferred_first(names: Sequence[str], threads: int | None) -> DeferredBacken
         return None if found is None else registry.kind(found[0]).open(found[1], None)
 
     return DeferredBackend(open_auto, fallback=lambda: _cpu(threads))
-
-
-def _peek(argv: Sequence[str], option: str) -> str | None:
-    """The value of `--option VALUE` or `--option=VALUE` in argv (the last one wins, as in the parser)."""
-    value = None
-    for i, arg in enumerate(argv):
-        if arg == option and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif arg.startswith(option + "="):
-            value = arg.split("=", 1)[1]
-    return value
 
 
 class DeferredBackend:

@@ -510,6 +510,15 @@ def _input_kind(arg: str) -> str | None:
 
 def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], Any]) -> None:
     """Check every option and build the chain first, then run the batch; exits with its status."""
+    clustered = opts.cluster and not opts.plan_only  # --plan shows plans here; a cluster only changes where files run
+    if clustered:
+        from oxi_cli.service.handback import own_process
+
+        own_process("a --cluster batch")  # its Dask client and scheduler threads are a process's own
+    else:  # a cluster's workers open their own devices
+        from oxi_cli.backends.select import open_early
+
+        open_early(opts.backend, opts.device)
     with reporting(opts.debug):
         opts.check()
         chain = build()
@@ -522,7 +531,7 @@ def run_command(paths: Sequence[str], opts: BatchOptions, build: Callable[[], An
         kind = None
         if opts.movie:  # -o review.mov: every input a frame of one movie
             from oxi_cli.batch.movie import MovieBatch as kind
-        elif opts.cluster and not opts.plan_only:  # --plan shows plans here; a cluster only changes where files run
+        elif clustered:
             from oxi_cli.batch.cluster import ClusterBatch as kind
         code = run_batch(inputs, chain, opts, kind)
     if code:

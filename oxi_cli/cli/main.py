@@ -141,28 +141,15 @@ def probe(
         run_probe(json_output, calibrate, compile_kernels)
 
 
-PROCESSING_COMMANDS = (*STEPS, "run")
-
-
 def run_command(prog_name: str | None = None) -> int:
     """Run the command sys.argv holds and return its exit status: the `oxi` command's whole job, shared by this
     process's entry point and the service's workers (service/worker.py), which run it for a client and name the
     program as the client's process would (`prog_name`; None: Click's guess from this process)."""
-    import os
     import signal
-    import sys
 
     from oxi_cli.cli.failures import exit_status, handle_ending_signals
     from oxi_cli.cli.stdio import guard_closed_streams
 
-    args = sys.argv[1:]
-    # wgpu takes ~0.75 s to open a device: start now so it overlaps imports and decoding (only for real work).
-    # A --cluster client computes nothing: its workers open their own devices.
-    clustered = os.environ.get("OXI_CLUSTER") or any(a == "--cluster" or a.startswith("--cluster=") for a in args)
-    if args and args[0] in PROCESSING_COMMANDS and not {"-h", "--help", "--list"} & set(args) and not clustered:
-        from oxi_cli.backends.select import open_early  # only here: the backends import numpy, help needs neither
-
-        open_early(args)
     _quiet_warnings()
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch
     # can abandon its files and leave no partial output.

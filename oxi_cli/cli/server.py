@@ -54,7 +54,7 @@ def describe(found: dict) -> str:
     log = (f"  log {found['log']} is not used ({found['log_refused']}): the service writes to the terminal that "
            "started it, if any" if found.get("log_refused") else f"  log {found.get('log')}")
     if not found["running"]:
-        why = found.get("reason") or f"OXI_SERVER={found.get('mode', 'auto')}"
+        why = found.get("reason") or found.get("unanswered") or f"OXI_SERVER={found.get('mode', 'auto')}"
         return f"oxi service: not running ({why})" + (f"\n{log}" if found.get("log_refused") else "")
     mib = 1 << 20
     lines = [

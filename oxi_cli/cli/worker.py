@@ -39,7 +39,9 @@ def worker(
 ) -> None:
     """Start a Dask worker for oxi batches: the backend opens once and stays warm; memory and GPU are advertised."""
     from oxi_cli.cli.common import reporting
+    from oxi_cli.service.handback import own_process
 
+    own_process("oxi worker")  # it becomes a Dask worker: hours long, and a process of its own (execv)
     with reporting(False):
         cmd = worker_command(scheduler, nthreads, nworkers, memory_budget, name)
         os.execve(sys.executable, cmd, {**WORKER_ENV, **os.environ})  # the worker's, not ours to change

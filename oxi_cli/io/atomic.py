@@ -8,7 +8,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from oxi_cli.errors import ProcessingError, UsageError
@@ -25,6 +25,15 @@ def refuse_input_overwrite(output: Path, input_path: Path | None, in_place: bool
     """Writing onto the file being processed destroys it if anything fails later: make the user say so."""
     if input_path is not None and not in_place and _same_file(output, input_path):
         raise UsageError(f"{output} is the input; pass --in-place to overwrite it")
+
+
+# Told of each output once it is in place (a service worker counts them for its client: tell_written).
+_TELL: list[Callable[[Path], None]] = []
+
+
+def tell_written(tell: Callable[[Path], None] | None) -> None:
+    """Call `tell(path)` after each output of this process is renamed into place; None: stop."""
+    _TELL[:] = [] if tell is None else [tell]
 
 
 # When this process started (its job, in a service worker): a temporary older than that, whose writer is gone,
@@ -127,6 +136,8 @@ def atomic_output(path: Path) -> Iterator[Path]:
             tmp.unlink()
         raise
     _fsync_folder(path.parent)
+    for tell in _TELL:
+        tell(path)
 
 
 def _fsync_folder(folder: Path) -> None:

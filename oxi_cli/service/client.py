@@ -1,38 +1,39 @@
 """The `oxi` command: hands the command line to this user's warm service when one runs, else runs it here.
 
-Imports only the interpreter's own modules until it knows where the job runs (service/link.py says why): the
+Imports only the interpreter's own modules until it knows where the job runs (service/protocol.py says why): the
 service's reply costs tens of milliseconds, a process of our own imports numpy, Numba, OpenEXR and Typer first.
+It forwards argv as it is and parses none of it: a job that must run in a process of its own (a --cluster batch,
+`oxi worker`) is handed back by the worker that parsed it, before it did anything. Only `oxi server` never goes
+to the service: it is how the service is started, asked and stopped.
 """
 
 from __future__ import annotations
 
 import _signal
+import errno
 import os
 import sys
 
-from oxi_cli.service import caller, link, paths
+from oxi_cli.service import caller, paths, protocol
 
-START_SECONDS = 60.0  # how long `on` waits for a new service (its first start compiles bytecode)
-# Commands that run here whatever the mode: the service's own controls, and a Dask worker that lives for hours.
-LOCAL_COMMANDS = ("server", "worker")
 # Forwarded to the job by name, which takes each as its own process would (Windows has no SIGHUP).
 _SIGNALS = {getattr(_signal, f"SIG{name}"): name for name in ("INT", "TERM", "HUP") if hasattr(_signal, f"SIG{name}")}
 _WATCH_SECONDS = 0.5  # how often a waiting client makes sure its worker is not left stopped while it runs
+# Set (`python -X oxi-tried ...`) on the command started again with site after the service was tried: it runs
+# the job itself without asking or waiting for a service again.
+_TRIED = "oxi-tried"
 
 
 def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
     environ = dict(os.environ)  # the service a job of ours starts gets this, not what the job left behind
-    chosen = link.mode()
-    local = chosen == "off" or bool(args and args[0] in LOCAL_COMMANDS) or "--cluster" in args or bool(
-        os.environ.get("OXI_CLUSTER")) or _closed_stdio()
-    if not local:
-        place = _service(start=chosen == "on")
-        if place is not None:
-            code = _run_there(*place, args)
-            if code is not None:
-                _exit(code)
+    chosen = paths.mode()
+    here = chosen == "off" or args[:1] == ["server"] or _closed_stdio()
+    if not here and _TRIED not in sys._xoptions:
+        code = _served(args, start=chosen == "on")
+        if code is not None:
+            _exit(code)
     _with_site()
     from oxi_cli.bytecode import use_own_cache
 
@@ -40,21 +41,16 @@ def main() -> None:
     from oxi_cli.cli.main import _exit_now, run_command
 
     code = run_command()
-    if not local and chosen == "auto" and _starts_itself():
-        try:
-            from oxi_cli.service.control import start_service
-
-            start_service(environ=environ)
-        except Exception:  # a service that cannot start leaves this call's result as it is
-            pass
+    if not here and chosen == "auto" and _starts_itself():
+        _start_after_job(environ)
     _exit_now(code)
 
 
 def _with_site() -> None:
     """Started without site (bin/oxi's `python -S`): a job run here needs site-packages as a plain interpreter
-    sets them up, .pth files and all, so the command starts again with site."""
+    sets them up, .pth files and all, so the command starts again with site, marked as having tried the service."""
     if sys.flags.no_site and sys.orig_argv[1:2] == ["-S"]:
-        os.execv(sys.executable, [sys.executable, *sys.orig_argv[2:]])
+        os.execv(sys.executable, [sys.executable, "-X", _TRIED, *sys.orig_argv[2:]])
 
 
 def _closed_stdio() -> bool:
@@ -83,62 +79,135 @@ def _starts_itself() -> bool:
         not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) == os.cpu_count())
 
 
-def _service(start: bool) -> tuple[object, str] | None:
-    """A connection to this build's service (started first when `start`), with its key; None: run here."""
+def _start_after_job(environ: dict[str, str]) -> None:
+    """Start this build's service for the next calls with the environment the client began with (`environ`),
+    unless one answers (it handed this job back)."""
+    folder = paths.runtime_dir(environ)
+    if folder is None:
+        return
+    key = paths.build_key(environ)
+    sock = _connect(folder, key)
+    if sock is not None:
+        sock.close()
+        return
+    try:
+        from oxi_cli.service.control import start_service
+
+        start_service(folder, key, environ)
+    except Exception:  # a service that cannot start leaves this call's result as it is
+        pass
+
+
+def _served(args: list[str], start: bool) -> int | None:
+    """The job's exit status from this build's service (started first when `start`); None: run it here."""
     folder = paths.runtime_dir()
     if folder is None:
         return None
     key = paths.build_key()
-    sock = link.connect(folder, key)
+    sock = _connect(folder, key)
     if sock is None and start:
-        import time
+        sock = _start_and_connect(folder, key)
+    return None if sock is None else _run_there(sock, key, args)
 
-        from oxi_cli.service.control import start_service
 
-        start_service(folder, key)
-        deadline = time.monotonic() + START_SECONDS
-        while sock is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-            sock = link.connect(folder, key)
-    return (sock, key) if sock is not None else None
+def _connect(folder: str, key: str) -> object | None:
+    """A connection to this build's service, or None; a socket file left by a service that died is removed."""
+    try:
+        return protocol.connect(paths.socket_path(folder, key))
+    except OSError as e:
+        if e.errno == errno.ECONNREFUSED:  # nobody listens on it
+            _remove_stale(folder, key)
+        return None
+
+
+def _remove_stale(folder: str, key: str) -> None:
+    """Nobody holds the service's lock: its socket is a crash's leftover."""
+    import fcntl
+
+    try:
+        fd = os.open(paths.lock_path(folder, key), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.unlink(paths.socket_path(folder, key))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _start_and_connect(folder: str, key: str) -> object | None:
+    from oxi_cli.service.control import start_service, wait_for
+
+    return wait_for(start_service(folder, key), folder, key)
 
 
 def _run_there(sock: object, key: str, args: list[str]) -> int | None:
-    """Send the job with our standard streams and forward Ctrl-C; its exit status, or None to run it here
-    (the service refused it or could not take our streams). A service that dies mid-job is said in one line."""
+    """Send the job with our standard streams and what we share with it (service/caller.py), forward our signals;
+    its exit status, or None to run it here (the service refused it, handed it back, or ended before a worker took
+    it). A job a worker started is never run again: if the worker dies, that is said in one line and the status
+    is 1."""
     try:
         cwd = os.getcwd()
     except OSError:  # a working folder deleted under us: a run of our own meets it as the user would
         sock.close()
         return None
     request = {
-        "op": "run", "protocol": 1, "key": key, "argv": args, "cwd": cwd, "env": dict(os.environ),
-        "umask": _umask(), "streams": link.stdio_encodings(), "prog": _program_name(),
+        "op": "run", "protocol": protocol.PROTOCOL, "key": key, "argv": args, "cwd": cwd, "env": dict(os.environ),
+        "umask": _umask(), "streams": _stdio_encodings(), "prog": _program_name(),
         "caller": caller.of_this_process(),
     }
     try:
-        link.send(sock, request, fds=(0, 1, 2))
-    except (OSError, ValueError, TypeError):  # a closed standard stream, an unencodable argument
+        protocol.send(sock, request, fds=(0, 1, 2))
+    except (OSError, ValueError, TypeError, protocol.ProtocolError):  # a closed stream, an unencodable argument
         sock.close()
         return None
 
     job = _Job(sock)
     try:
-        reply = job.wait()
+        job.wait()
     finally:
         sock.close()
+    reply = job.reply
     if reply is not None and isinstance(reply.get("exit"), int):
         if isinstance(reply.get("signal"), int) and reply["signal"] in _SIGNALS:
             _end_by(reply["signal"])
         return reply["exit"]
-    if reply is not None and "refused" in reply:
+    if reply is not None and "refused" in reply or not job.started:
         return None
+    files = f"{job.written} file{'' if job.written == 1 else 's'}"
     try:
-        os.write(2, f"oxi: warning: the oxi service stopped during the job (see {paths.log_path()}); "
-                    "running it here\n".encode())
+        os.write(2, f"oxi: error: the oxi service's worker ended during the job, after writing {files}; it was not "
+                    f"run again (see {paths.log_path()})\n".encode())
     except OSError:
         pass
-    return None
+    return 1
+
+
+def _until_closed(sock: object, seconds: float) -> bool:
+    """Sleep until the worker has closed its end (after its last frame, or by dying), or `seconds` passed: the
+    frames it sends as the job goes (each file written) are read then, all at once. A read per frame would wake
+    this process in the middle of the job, on a loaded machine taking the worker's turn on a core each time."""
+    try:
+        import select
+
+        waiting = select.poll()
+        waiting.register(sock.fileno(), select.POLLRDHUP)
+        return bool(waiting.poll(int(seconds * 1000)))
+    except (ImportError, AttributeError, OSError):  # no POLLRDHUP (macOS): frames are read as they come
+        return True
+
+
+def _stdio_encodings() -> list[dict[str, str]]:
+    """The encoding and error handler of this process's stdin, stdout and stderr, for the worker's streams."""
+    found = []
+    for stream, default in ((sys.stdin, "strict"), (sys.stdout, "strict"), (sys.stderr, "backslashreplace")):
+        found.append({
+            "encoding": getattr(stream, "encoding", None) or "utf-8",
+            "errors": getattr(stream, "errors", None) or default,
+        })
+    return found
 
 
 class _Job:
@@ -147,11 +216,14 @@ class _Job:
 
     def __init__(self, sock: object) -> None:
         self.sock = sock
-        self.worker = 0  # the worker's pid, once it says
+        self.started = False  # from then on the job is never run here
+        self.worker = 0  # the worker's pid, as it said when it started the job
+        self.written = 0  # files it said it wrote
+        self.reply: dict | None = None  # its last frame: {"exit": N}, or {"refused": why}
 
     def forward(self, signum: int, frame: object) -> None:
         try:
-            link.send(self.sock, {"signal": _SIGNALS[signum]})
+            protocol.send(self.sock, {"signal": _SIGNALS[signum]})
         except OSError:
             pass
 
@@ -167,30 +239,38 @@ class _Job:
         if self.worker:
             _kill(self.worker, _signal.SIGCONT)
 
-    def wait(self) -> dict | None:
-        """The job's last frame ({"exit": N}, or {"refused": why}); None when the service went away."""
-        import select
-
+    def wait(self) -> None:
+        """Until the job's last frame, or the service went away (then `reply` stays None)."""
         handlers = {sig: self.forward for sig in _SIGNALS}
         if hasattr(_signal, "SIGTSTP"):
             handlers |= {_signal.SIGTSTP: self.pause, _signal.SIGCONT: self.resume}
         for sig, handler in handlers.items():
             _signal.signal(sig, handler)
         try:
-            while True:
-                if not select.select([self.sock], [], [], _WATCH_SECONDS)[0]:
-                    if self.worker and caller.stopped(self.worker):
-                        self.resume()  # it stopped itself as we were continued (service/worker.py)
-                    continue
-                reply = link.recv(self.sock)
-                if reply is None or "worker" not in reply:
-                    return reply
-                self.worker = reply["worker"] if isinstance(reply["worker"], int) else 0
-        except (OSError, ValueError):
-            return None
+            self._read(until_started=True)  # a queued job's wait: the worker's pid comes first thing
+            while self.reply is None and self.started and not _until_closed(self.sock, _WATCH_SECONDS):
+                if caller.stopped(self.worker):
+                    self.resume()  # it stopped itself as we were continued (service/worker.py)
+            self._read()
+        except (OSError, protocol.ProtocolError):
+            pass
         finally:
             for sig in handlers:
                 _signal.signal(sig, _signal.default_int_handler if sig == _signal.SIGINT else _signal.SIG_DFL)
+
+    def _read(self, until_started: bool = False) -> None:
+        while self.reply is None and not (until_started and self.started):
+            message = protocol.recv(self.sock)
+            if message is None:
+                return
+            if "started" in message:
+                self.started = True
+                pid = message["started"]
+                self.worker = pid if isinstance(pid, int) and pid > 0 else 0
+            elif "wrote" in message:
+                self.written = message["wrote"]
+            else:
+                self.reply = message
 
 
 def _kill(pid: int, sig: int) -> None:

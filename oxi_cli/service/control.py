@@ -4,32 +4,32 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
 import time
 from typing import Any
 
 from oxi_cli.service import paths, protocol
-from oxi_cli.service.link import mode
 
-START_SECONDS = 60.0  # how long `on` waits for a new service (its first start compiles bytecode)
+START_SECONDS = 60.0  # how long `on` and `oxi server start` wait for a new service (a first start compiles bytecode)
+ASK_SECONDS = 5.0  # a service answers status and stop at once: one that does not in this long counts as none
 
 
-def start_service(folder: str | None = None, key: str | None = None, environ: dict[str, str] | None = None) -> bool:
+def start_service(folder: str | None = None, key: str | None = None, environ: dict[str, str] | None = None) -> Any:
     """Start this build's service in the background (its own session, output to the service log) with exactly
-    the environment `environ` (default: this process's), which its key is made from; False where no private
-    runtime folder exists. A log that fails trust.open_log is not used: the service then writes to the
+    the environment `environ` (default: this process's), which its key is made from: its process (a
+    subprocess.Popen), which exits at once when another service of this build holds the lock; None where no
+    private runtime folder exists. A log that fails trust.open_log is not used: the service then writes to the
     starter's terminal, if it has one, else nowhere (`oxi server status` says why)."""
     import subprocess
 
     env = dict(os.environ if environ is None else environ)
     folder = folder or paths.runtime_dir(env)
     if folder is None:
-        return False
+        return None
     key = key or paths.build_key(env)
     out, _ = open_log(env)
     try:
-        subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "oxi_cli.service.server", folder, key],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL if out is None else out,
             stderr=out if out is not None else None if os.isatty(2) else subprocess.DEVNULL,
@@ -38,7 +38,20 @@ def start_service(folder: str | None = None, key: str | None = None, environ: di
     finally:
         if out is not None:
             os.close(out)
-    return True
+
+
+def wait_for(started: Any, folder: str, key: str, seconds: float = START_SECONDS) -> Any:
+    """A connection to this build's service once it listens: the one `started` (start_service's process), or
+    another one already starting. None when none will: that process ended and nobody holds the build's lock (it
+    could not start), or `seconds` passed. One wait, whatever comes of it."""
+    path = paths.socket_path(folder, key)
+    deadline = time.monotonic() + seconds
+    while True:
+        with contextlib.suppress(OSError):
+            return protocol.connect(path)
+        if started is None or time.monotonic() > deadline or (started.poll() is not None and not _locked(folder, key)):
+            return None
+        time.sleep(0.05)
 
 
 def open_log(environ: dict[str, str] | None = None) -> tuple[int | None, str]:
@@ -56,14 +69,31 @@ def open_log(environ: dict[str, str] | None = None) -> tuple[int | None, str]:
     return fd, why
 
 
-def _ask(sock_path: str, op: str) -> dict[str, Any] | None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(5.0)
+def _locked(folder: str, key: str) -> bool:
+    """Whether a service of this build holds its lock (it is starting or running)."""
+    import fcntl
+
     try:
-        sock.connect(sock_path)
+        fd = os.open(paths.lock_path(folder, key), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _ask(sock_path: str, op: str) -> dict[str, Any] | None:
+    try:
+        sock = protocol.connect(sock_path, timeout=ASK_SECONDS)
+    except OSError:
+        return None
+    try:
         protocol.send(sock, {"op": op})
-        reply, _ = protocol.recv(sock)
-        return reply
+        return protocol.recv(sock)
     except (OSError, protocol.ProtocolError):
         return None
     finally:
@@ -84,10 +114,13 @@ def status(environ: dict[str, str] | None = None) -> dict[str, Any]:
         return {"running": False, "reason": "no private runtime folder (XDG_RUNTIME_DIR or the temporary folder)"}
     own = paths.socket_path(folder, paths.build_key(environ))
     others = [p for p in _sockets(folder) if p != own and _ask(p, "status") is not None]
-    reply = _ask(own, "status") if os.path.exists(own) else None
-    found: dict[str, Any] = {"running": reply is not None, "other_builds": len(others), "mode": mode(environ)}
-    if reply is not None:
-        found.update(reply.get("status", {}))
+    reply = (_ask(own, "status") or {}).get("status") if os.path.exists(own) else None
+    running = isinstance(reply, dict)
+    found: dict[str, Any] = {"running": running, "other_builds": len(others), "mode": paths.mode(environ)}
+    if running:
+        found.update(reply)
+    elif os.path.exists(own):  # starting, stopping, or a socket left by a crash (the next call removes it)
+        found["unanswered"] = f"{own} gave no status within {ASK_SECONDS:.0f} s"
     found["log"] = paths.log_path(environ)
     found["log_refused"] = log_refused(environ)
     return found
@@ -105,18 +138,15 @@ def log_refused(environ: dict[str, str] | None = None) -> str:
 
 
 def start(wait: float = START_SECONDS) -> dict[str, Any]:
-    """Start this build's service unless it runs, and wait until it answers."""
+    """Start this build's service unless it runs, and wait until it answers or cannot start."""
     found = status()
     if found["running"] or "reason" in found:
         return found
-    start_service()
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        found = status()
-        if found["running"]:
-            return found
-    return found
+    folder, key = paths.runtime_dir(), paths.build_key()
+    sock = wait_for(start_service(folder, key), folder, key, wait)
+    if sock is not None:
+        sock.close()
+    return status()
 
 
 def stop() -> int:

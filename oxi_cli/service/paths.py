@@ -152,3 +152,16 @@ def log_path(environ: dict[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "oxi", "service.log")
+
+
+ENV = "OXI_SERVER"  # off: never; on: always (start one and wait); auto (default): use one, start one from a terminal
+
+
+def mode(environ: dict[str, str] | None = None) -> str:
+    """OXI_SERVER as `off`, `on` or `auto`: read here only (the client, `oxi server status`)."""
+    value = (os.environ if environ is None else environ).get(ENV, "auto").strip().lower()
+    if value in ("0", "off", "no", "false"):
+        return "off"
+    if value in ("1", "on", "yes", "true"):
+        return "on"
+    return "auto"

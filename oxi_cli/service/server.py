@@ -25,7 +25,8 @@ from oxi_cli.service import caller, paths, protocol
 
 SERVICE_IDLE = 900.0  # seconds without a job before the service exits (OXI_SERVER_IDLE overrides)
 WORKER_IDLE = 60.0  # an idle worker beyond the first exits after this long, closing the GPU it holds
-FIRST_FRAME_SECONDS = 5.0  # a client sends its request at once; one that does not is dropped
+FIRST_FRAME_SECONDS = 5.0  # a client sends its request at once; one whose request is not whole by then is dropped
+MAX_PENDING = 256  # connections whose request is still coming in; more are closed as they come
 # Imported before any worker is forked, so every job starts warm. Nothing here may start a thread: a forked
 # child has only the thread that forked, and a library whose pool threads vanished would wait for them forever
 # (OpenEXR's pool starts when oxi_cli.io.exr is imported, so each worker imports that itself).
@@ -42,6 +43,15 @@ class Unmatched(Exception):
 
 def max_workers() -> int:
     return max(4, 2 * cores())
+
+
+@dataclass
+class Pending:
+    """A client's connection whose first frame is still coming in (read as it comes: no client holds up another)."""
+
+    conn: socket.socket
+    reader: protocol.Reader
+    deadline: float
 
 
 @dataclass
@@ -68,9 +78,11 @@ class Dispatcher:
         self.started = time.time()
         self.idle_since = time.monotonic()
         self.jobs_served = 0
+        self.jobs_handed_back = 0
         self.stopping = False
         self.workers: dict[int, Worker] = {}
         self.queue: deque[tuple[dict[str, Any], list[int], socket.socket]] = deque()
+        self.pending: dict[int, Pending] = {}  # by the connection's descriptor
         self.waiting: deque[tuple[Worker, int]] = deque()  # admissions waiting for memory, in order
         # One worker keeps the GPU open between jobs: a device per worker would cost every worker a second of
         # driver start (serialised in the driver when many start at once) and device memory each.
@@ -79,6 +91,7 @@ class Dispatcher:
         self.idle_limit = float(os.environ.get("OXI_SERVER_IDLE") or SERVICE_IDLE)
         self.sel = selectors.DefaultSelector()
         self.path = paths.socket_path(folder, key)
+        self.lock_path = paths.lock_path(folder, key)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 
     # -- life -------------------------------------------------------------------------------------------------
@@ -106,18 +119,20 @@ class Dispatcher:
 
     def serve_forever(self) -> None:
         try:
-            while not (self.stopping and not any(w.busy for w in self.workers.values())):
+            while not self._done():
                 # A change to the code is read before any request that came with it (watch.py).
-                for key, _ in sorted(self.sel.select(timeout=1.0), key=lambda event: event[0].data[0] != "watch"):
+                events = sorted(self.sel.select(timeout=self._wait()), key=lambda event: event[0].data[0] != "watch")
+                for key, _ in events:
                     kind, item = key.data
                     if kind == "watch":
                         self._changed()
                     elif kind == "accept":
                         self._accept()
                     elif kind == "client":
-                        self._first_frame(item)
+                        self._client(item)
                     else:
                         self._from_worker(item)
+                self._drop_late()
                 if self.watch.fileno() is None:
                     self._changed()
                 self._reap()
@@ -127,18 +142,40 @@ class Dispatcher:
         finally:
             self._close()
 
+    def _done(self) -> bool:
+        """Stopped, and every client that came before the stop has its job finished."""
+        return self.stopping and not self.pending and not self.queue and not any(
+            w.busy for w in self.workers.values())
+
+    def _wait(self) -> float:
+        """Until the next connection's deadline, at most a second (workers are reaped and expired each turn)."""
+        soonest = min((p.deadline for p in self.pending.values()), default=time.monotonic() + 1.0)
+        return min(1.0, max(0.0, soonest - time.monotonic()))
+
     def _close(self) -> None:
-        with contextlib.suppress(OSError):
-            if os.stat(self.path).st_ino == self.inode:
-                os.unlink(self.path)
-        self.listener.close()
-        with contextlib.suppress(OSError):
-            os.unlink(paths.lock_path(self.folder, self.key))  # a later service makes its own
+        self._unlisten()
         for worker in self.workers.values():
             with contextlib.suppress(OSError):
                 protocol.send(worker.channel, {"stop": True})
             worker.channel.close()
         log(f"stopped after {self.jobs_served} jobs")
+
+    def _unlisten(self) -> None:
+        """Close the listener and remove its socket and lock at once: the next client finds no service and runs
+        its job itself (or starts a new service) instead of waiting for this one to finish its jobs."""
+        if self.listener.fileno() < 0:
+            return
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self.sel.unregister(self.listener)
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == self.inode:  # not a later service's
+                os.unlink(self.path)
+        self.listener.close()
+        with contextlib.suppress(OSError):
+            if os.stat(self.lock_path).st_ino == os.fstat(self.lock_fd).st_ino:
+                os.unlink(self.lock_path)  # a later service makes its own
+        os.close(self.lock_fd)
+        self.lock_fd = -1
 
     def _changed(self) -> None:
         """Code the service runs changed on disk: no new job here (the next call starts a service of the new
@@ -151,59 +188,97 @@ class Dispatcher:
         if not self.stopping:
             log(f"stopping: {why}")
         self.stopping = True
-        with contextlib.suppress(KeyError, ValueError, OSError):
-            self.sel.unregister(self.listener)
+        self._unlisten()
 
     # -- clients ----------------------------------------------------------------------------------------------
 
     def _accept(self) -> None:
-        try:
-            conn, _ = self.listener.accept()
-        except BlockingIOError:
-            return
-        uid = protocol.peer_uid(conn)
-        if uid != os.getuid():
-            log(f"refused a connection from uid {uid}")
-            conn.close()
-            return
-        conn.settimeout(FIRST_FRAME_SECONDS)
-        self.sel.register(conn, selectors.EVENT_READ, ("client", conn))
-
-    def _first_frame(self, conn: socket.socket) -> None:
-        self.sel.unregister(conn)
-        fds: list[int] = []
-        try:
-            message, fds = protocol.recv(conn, want_fds=True)
-            if message is None:
-                conn.close()
+        """Every connection waiting: this user's are read as their bytes come, until their deadline."""
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:  # none left (or out of descriptors: the next turn tries again)
                 return
+            uid = protocol.peer_uid(conn)
+            if uid != os.getuid():
+                log(f"refused a connection from uid {uid}")
+                conn.close()
+            elif len(self.pending) >= MAX_PENDING:
+                log(f"refused a connection: {MAX_PENDING} others are still sending their requests")
+                conn.close()
+            else:
+                conn.setblocking(False)
+                pending = Pending(conn, protocol.Reader(conn), time.monotonic() + FIRST_FRAME_SECONDS)
+                self.pending[conn.fileno()] = pending
+                self.sel.register(conn, selectors.EVENT_READ, ("client", pending))
+
+    def _client(self, pending: Pending) -> None:
+        """What a client's connection has sent so far; its request once it is whole."""
+        try:
+            message = pending.reader.read()
+        except EOFError:
+            self._forget(pending)
+            pending.conn.close()
+            return
+        except (OSError, protocol.ProtocolError) as e:
+            self._refuse(pending, e)
+            return
+        if message is not None:
+            self._forget(pending)
+            self._request(pending, message)
+
+    def _forget(self, pending: Pending) -> None:
+        self.pending.pop(pending.conn.fileno(), None)
+        with contextlib.suppress(KeyError, ValueError):
+            self.sel.unregister(pending.conn)
+
+    def _drop_late(self) -> None:
+        now = time.monotonic()
+        for pending in [p for p in self.pending.values() if p.deadline <= now]:
+            self._refuse(pending, f"no whole request within {FIRST_FRAME_SECONDS:.0f} s")
+
+    def _refuse(self, pending: Pending, why: object) -> None:
+        log(f"refused a request: {why}")
+        self._forget(pending)
+        pending.reader.close_fds()
+        with contextlib.suppress(OSError, protocol.ProtocolError):
+            protocol.send(pending.conn, {"refused": str(why)})  # non-blocking: a reply that does not fit is lost
+        pending.conn.close()
+
+    def _request(self, pending: Pending, message: dict[str, Any]) -> None:
+        """A whole first frame: a status or stop is answered at once, a job is queued for a worker. Descriptors
+        the request does not use are closed."""
+        fds, pending.reader.fds = pending.reader.fds, []
+        try:
             op = message.get("op")
-            if op == "status":
-                protocol.send(conn, {"status": self.status()})
-            elif op == "stop":
-                protocol.send(conn, {"stopping": True})
-                self._stop("asked by `oxi server stop`")
-            elif op == "run":
+            if op == "run":
                 if self.stopping:
                     raise protocol.ProtocolError("the service is stopping")
                 request = protocol.job_request(message)
                 if request["key"] != self.key or len(fds) != 3:
                     raise protocol.ProtocolError("not a request for this service's build")
-                if (why := caller.refusal(request["argv"], request["caller"], caller.peer_groups(conn))) is not None:
+                groups = caller.peer_groups(pending.conn)
+                if (why := caller.refusal(request["argv"], request["caller"], groups)) is not None:
                     raise Unmatched(f"the caller's {why}; it runs its job itself")
-                conn.settimeout(None)
-                self.queue.append((request, fds, conn))
+                pending.conn.setblocking(True)  # the worker reads it so (the flag is the connection's, not ours)
+                self.queue.append((request, fds, pending.conn))
                 self.idle_since = time.monotonic()
                 return
+            for fd in fds:
+                os.close(fd)
+            fds = []
+            if op == "status":
+                protocol.send(pending.conn, {"status": self.status()})
+            elif op == "stop":
+                protocol.send(pending.conn, {"stopping": True})
+                self._stop("asked by `oxi server stop`")
             else:
                 raise protocol.ProtocolError(f"unknown op {op!r}")
         except (OSError, ValueError, protocol.ProtocolError, Unmatched) as e:
-            log(f"refused a request: {e}")
-            with contextlib.suppress(OSError):
-                protocol.send(conn, {"refused": str(e)})
-            for fd in fds:
-                os.close(fd)
-        conn.close()
+            pending.reader.fds = fds
+            self._refuse(pending, e)
+            return
+        pending.conn.close()
 
     # -- workers ----------------------------------------------------------------------------------------------
 
@@ -213,7 +288,8 @@ class Dispatcher:
         if pid == 0:  # the worker: nothing of the dispatcher's but the imports
             try:
                 ours.close()
-                os.close(self.lock_fd)  # the lock is the dispatcher's life, not a worker's
+                if self.lock_fd >= 0:
+                    os.close(self.lock_fd)  # the lock is the dispatcher's life, not a worker's
                 self.listener.close()
                 self.watch.close()
                 self._drop_clients()
@@ -242,9 +318,9 @@ class Dispatcher:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        for key in list(self.sel.get_map().values()):
-            if key.data[0] == "client":
-                key.fileobj.close()
+        for pending in self.pending.values():
+            pending.conn.close()
+            pending.reader.close_fds()
 
     def _dispatch(self) -> None:
         while self.queue:
@@ -267,7 +343,7 @@ class Dispatcher:
                 worker.jobs += 1
                 self.jobs_served += 1
             except OSError as e:
-                log(f"worker {worker.pid} is gone ({e}); the client runs its job itself")
+                log(f"worker {worker.pid} is gone ({e}); the client runs its job itself (no worker started it)")
                 self._lost(worker)
             finally:
                 conn.close()
@@ -276,7 +352,7 @@ class Dispatcher:
 
     def _from_worker(self, worker: Worker) -> None:
         try:
-            message, _ = protocol.recv(worker.channel)
+            message = protocol.recv(worker.channel)
         except (OSError, protocol.ProtocolError):
             message = None
         if message is None:
@@ -292,6 +368,7 @@ class Dispatcher:
             worker.devices = [str(d) for d in message.get("devices", [])][:8]
             worker.idle_since = self.idle_since = time.monotonic()
             worker.tickets.clear()
+            self.jobs_handed_back += bool(message.get("handed_back"))
             if not message.get("reusable", False):
                 self._retire(worker)
         self._admit()
@@ -347,7 +424,7 @@ class Dispatcher:
             worker = self.workers.get(pid)
             if worker is not None:
                 if worker.busy:
-                    log(f"worker {pid} died during a job ({_status(status)}); its client runs the job itself")
+                    log(f"worker {pid} died during a job ({_status(status)}); its client says so")
                 self._lost(worker)
 
     def _expire(self) -> None:
@@ -378,7 +455,8 @@ class Dispatcher:
             "uptime_seconds": round(time.time() - self.started, 1),
             "idle_seconds": 0.0 if any(w.busy for w in self.workers.values()) else round(
                 time.monotonic() - self.idle_since, 1),
-            "jobs_served": self.jobs_served,
+            "jobs_served": self.jobs_served,  # every job a worker took, the handed back ones included
+            "jobs_handed_back": self.jobs_handed_back,  # run by their clients: refused state, --cluster, oxi worker
             "jobs_running": sum(w.busy for w in self.workers.values()),
             "jobs_queued": len(self.queue),
             "busy_worker_pids": [w.pid for w in self.workers.values() if w.busy],
@@ -447,8 +525,10 @@ def main(argv: list[str]) -> int:
     lock_fd = os.open(paths.lock_path(folder, key), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(lock_fd).st_ino != os.stat(paths.lock_path(folder, key)).st_ino:
+            raise OSError("the lock file was removed by a service stopping")
     except OSError:
-        return 0  # another service of this build is starting or running: it answers
+        return 0  # another service of this build is starting, running or stopping: the client runs its job
     os.set_inheritable(lock_fd, False)
     from oxi_cli.bytecode import use_own_cache
 

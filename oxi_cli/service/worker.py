@@ -20,7 +20,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from oxi_cli.service import caller, protocol
+from oxi_cli.io.atomic import tell_written
+from oxi_cli.service import caller, handback, protocol
 
 STOPPED_POLL = 0.1  # seconds between looks at whether the client is stopped
 FORWARDED = ("INT", "TERM", "HUP")  # the client's signals a job takes as its own process would
@@ -89,6 +90,8 @@ class _ClientJob:
         self.stdio = fds[1:4]
         self.interrupted = threading.Event()
         self.finished = threading.Event()
+        self.sending = threading.Lock()  # the job's threads tell the client of each file written
+        self.written = 0
 
     def watch(self) -> None:
         """The client's SIGINT, SIGTERM or SIGHUP (a {"signal": NAME} frame) raised in the job, whose handlers are
@@ -104,7 +107,7 @@ class _ClientJob:
                     if caller.stopped(self.request["caller"]["pid"]) and not self.finished.is_set():
                         os.kill(os.getpid(), signal.SIGSTOP)
                     continue
-                message, _ = protocol.recv(self.client)
+                message = protocol.recv(self.client)
                 if message is None:
                     break
                 if message.get("signal") in FORWARDED:
@@ -121,7 +124,8 @@ class _ClientJob:
         folder that no longer exists, an unknown encoding): the client is told to run the job itself."""
         saved = _Saved()
         watcher = threading.Thread(target=self.watch, name="oxi-client-watch", daemon=True)
-        code = 1
+        code: int | None = 1
+        reply: dict[str, Any] | None = None
         try:
             _enter(self.request, self.stdio)
             caller.take_on(self.request["caller"])
@@ -133,23 +137,28 @@ class _ClientJob:
             return None
         from oxi_cli.cli.failures import ending_signal, handle_ending_signals
 
-        with contextlib.suppress(OSError):
-            protocol.send(self.client, {"worker": os.getpid()})  # the client continues it after a stop
         try:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             handle_ending_signals()  # as run_command sets them, before the watcher may raise one
             watcher.start()
             from oxi_cli.cli.main import run_command
 
+            # From here the client never runs this job itself; it stops and continues this process with itself.
+            self._tell({"started": os.getpid()})
+            tell_written(self._wrote)
             with warnings.catch_warnings():  # filters as they were; each warning said once per job again
                 code = run_command(self.request["prog"])
         except KeyboardInterrupt:
             code = 130
+        except handback.RunInOwnProcess as e:  # before it did anything: the client runs it
+            code = None
+            reply = {"refused": str(e)}
         except BaseException:  # --debug's re-raise, or a bug: the traceback a process of its own would print
             with contextlib.suppress(Exception):
                 sys.excepthook(*sys.exc_info())
             self.interrupted.set()  # this process's state is unknown now: a fresh worker takes the next job
         finally:
+            tell_written(None)
             self.finished.set()
             _leave_job()
             with contextlib.suppress(Exception):
@@ -159,15 +168,27 @@ class _ClientJob:
             saved.restore()
         if saved.spoiled:  # limits or a priority this process could not take back: no other job here
             self.interrupted.set()
-        reply: dict[str, Any] = {"exit": code}
-        if (signum := ending_signal(code)) is not None:
-            reply["signal"] = signum  # the client ends by it, as this job's own process would have
+        if reply is None:
+            reply = {"exit": code}
+            if (signum := ending_signal(code)) is not None:
+                reply["signal"] = signum  # the client ends by it, as this job's own process would have
         self._end(reply)
         return code
 
+    def _wrote(self, path: object) -> None:
+        with self.sending:
+            self.written += 1
+            written = self.written
+        self._tell({"wrote": written})
+
+    def _tell(self, message: dict[str, Any]) -> None:
+        with self.sending, contextlib.suppress(OSError):
+            protocol.send(self.client, message)
+
     def _end(self, reply: dict[str, Any]) -> None:
+        self._tell(reply)
         with contextlib.suppress(OSError):
-            protocol.send(self.client, reply)
+            self.client.shutdown(socket.SHUT_WR)  # the client waits for this end, whoever else holds the connection
         self.client.close()
         for fd in self.stdio:
             with contextlib.suppress(OSError):
@@ -287,6 +308,7 @@ def serve(channel: socket.socket) -> None:
     process unfit for another (then the dispatcher starts a fresh worker)."""
     from oxi_cli.batch import schedule
 
+    handback.in_worker()
     budget = Budget(channel)
     schedule.share_budget(budget)
     jobs: queue.Queue[tuple[dict[str, Any], list[int]] | None] = queue.Queue()  # (the dispatcher's message, fds)
@@ -294,8 +316,13 @@ def serve(channel: socket.socket) -> None:
     def listen() -> None:
         try:
             while True:
-                message, fds = protocol.recv(channel, want_fds=True)
-                if message is None or message.get("stop"):
+                reader = protocol.Reader(channel)
+                try:
+                    message = reader.read()
+                except EOFError:
+                    break
+                fds = reader.fds
+                if message.get("stop"):
                     break
                 if "admitted" in message:
                     budget.granted(int(message["admitted"]))
@@ -311,12 +338,13 @@ def serve(channel: socket.socket) -> None:
     while (item := jobs.get()) is not None:
         message, fds = item
         job = _ClientJob(message["job"], fds)
-        job.run()
+        handed_back = job.run() is None
         reusable = not job.interrupted.is_set()
         if reusable and message.get("hold_device"):
             _hold_devices()
         with contextlib.suppress(OSError):
-            protocol.send(channel, {"done": True, "reusable": reusable, "devices": _devices()})
+            protocol.send(channel, {"done": True, "reusable": reusable, "devices": _devices(),
+                                    "handed_back": handed_back})
         if not reusable:
             break
     os._exit(0)

@@ -171,12 +171,11 @@ def test_open_early_hands_its_backend_to_get_backend(gpu_backend, monkeypatch):
     from oxi_cli.backends import select
 
     monkeypatch.delenv("OXI_BACKEND", raising=False)
-    index = str(gpu_backend.adapter.index)
-    select.open_early(["oxi", "cdl", "a.exr", "b.exr", "--backend", "gpu", "--device", index])
+    select.open_early("gpu", gpu_backend.adapter.index)
     early = select._EARLY[("gpu", gpu_backend.adapter.index)]
     assert get_backend("gpu", gpu_backend.adapter.index) is early and not select._EARLY
     assert early.name == "gpu" and early.adapter.index == gpu_backend.adapter.index
-    select.open_early(["oxi", "cdl", "a.exr", "b.exr", "--backend=cpu"])
-    select.open_early(["oxi", "cdl", "--backend", "tpu"])  # left for get_backend to report
-    select.open_early(["oxi", "cdl", "--device", "x"])
+    select.open_early("cpu", None)
+    select.open_early("tpu", None)  # left for get_backend to report
+    select.open_early("auto", None)  # auto weighs the job before it opens anything
     assert not select._EARLY

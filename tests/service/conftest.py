@@ -35,8 +35,11 @@ def oxi(env: dict, *args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def status(env: dict) -> dict:
-    """`oxi server status --json` as this test process can ask it, without a process of its own per poll."""
-    return control.status(env)
+    """`oxi server status --json` as this test process can ask it, without a process of its own per poll; for a
+    service that must be running (a test that checks it is not reads control.status itself)."""
+    found = control.status(env)
+    assert found["running"], found  # why not: no socket, or one that gave no status in time ("unanswered")
+    return found
 
 
 def wait_for(condition, what: str, seconds: float = 120.0):

@@ -202,18 +202,18 @@ def test_a_served_job_runs_at_the_callers_nice_value_on_its_cpus(env, big, tmp_p
 def test_a_client_claiming_the_services_groups_is_judged_by_the_kernels_word(group, tmp_path):
     import socket
 
-    from oxi_cli.service import caller, link, paths, protocol
+    from oxi_cli.service import caller, paths, protocol
 
     env = own_service(tmp_path, with_groups(0, [0, group]))
     try:
         claimed = {**caller.of_this_process(), "gid": 0, "groups": [0, group]}  # the service's, not this process's
         request = {"op": "run", "protocol": protocol.PROTOCOL, "key": status(env)["key"], "argv": ["--version"],
-                   "cwd": str(tmp_path), "env": env, "umask": 0o022, "streams": link.stdio_encodings(),
-                   "prog": "oxi", "caller": claimed}
+                   "cwd": str(tmp_path), "env": env, "umask": 0o022, "prog": "oxi", "caller": claimed,
+                   "streams": [{"encoding": "utf-8", "errors": "strict"}] * 3}
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(paths.socket_path(paths.runtime_dir(env), status(env)["key"]))
         protocol.send(sock, request, fds=[0, 1, 2])
-        reply, _ = protocol.recv(sock)
+        reply = protocol.recv(sock)
         sock.close()
         assert "groups differ" in reply["refused"]
     finally:

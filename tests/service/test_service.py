@@ -20,7 +20,7 @@ import numpy as np
 import OpenEXR
 import pytest
 
-from oxi_cli.service import paths, protocol
+from oxi_cli.service import control, paths, protocol
 from tests.service.conftest import OXI_CMD, oxi, status
 
 CASES = [
@@ -174,15 +174,25 @@ def test_a_client_that_is_killed_has_its_job_cancelled(env, big, tmp_path):
     assert list(tmp_path.glob("*blurred*")) == []
 
 
-def test_a_worker_that_dies_mid_job_is_said_in_one_line_and_the_client_runs_the_job_itself(env, big, tmp_path):
-    out = tmp_path / "blurred.exr"
-    proc = _start_and_wait_running(env, ["blur", str(big), str(out), "--sigma", "6"])
+def test_a_job_a_worker_started_is_never_run_again_when_the_worker_dies(env, big, tmp_path):
+    """The worker is killed after the first of three files: the client says so in one line (the files written,
+    the log) and exits 1; it does not run the batch again (which met the first output: "exists already")."""
+    inputs = [shutil.copy(big, tmp_path / f"p{i}.exr") for i in range(3)]
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen([*OXI_CMD, "blur", *map(str, inputs), "-o", str(out), "--sigma", "6", "--json"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = json.loads(proc.stdout.readline())  # the first file's record: it is written
     for pid in status(env)["busy_worker_pids"]:
         os.kill(pid, signal.SIGKILL)
-    _, err = proc.communicate(timeout=300)
-    lines = err.decode().strip().splitlines()
-    assert proc.returncode == 0 and out.exists()
-    assert len(lines) == 1 and lines[0].startswith("oxi: warning: the oxi service stopped during the job")
+    rest, err = proc.communicate(timeout=300)
+    written = sorted(p.name for p in out.iterdir())
+    lines = [line for line in err.decode().splitlines() if line.startswith("oxi:")]  # not the progress lines
+    assert proc.returncode == 1 and first["output"].endswith("p0.exr") and len(written) < 3, (written, lines)
+    count = f"{len(written)} file{'' if len(written) == 1 else 's'}"
+    assert lines == [f"oxi: error: the oxi service's worker ended during the job, after writing {count}; it was not "
+                     f"run again (see {paths.log_path(env)})"]
+    assert 1 + len(rest.splitlines()) == len(written)  # a --json record per file written, none twice
     assert status(env)["running"]  # the dispatcher lives on
 
 
@@ -193,13 +203,13 @@ def test_a_request_that_is_not_an_oxi_command_line_is_refused(env):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(paths.socket_path(folder, key))
         protocol.send(sock, bad, fds=[0, 1, 2])
-        reply, _ = protocol.recv(sock)
+        reply = protocol.recv(sock)
         sock.close()
         assert "refused" in reply
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(paths.socket_path(folder, key))
     sock.sendall(b"\xff\xff\xff\xffnot a frame")  # a length over the limit
-    reply, _ = protocol.recv(sock)
+    reply = protocol.recv(sock)
     sock.close()
     assert reply is not None and "refused" in reply
     assert status(env)["running"]
@@ -264,7 +274,7 @@ def test_an_idle_service_exits_and_removes_its_socket(tmp_path, plate):
     deadline = time.monotonic() + 30
     while sock.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not sock.exists() and not status(env)["running"]
+    assert not sock.exists() and not control.status(env)["running"]
 
 
 def test_a_service_of_another_build_is_never_used(env, plate, tmp_path):
@@ -319,7 +329,7 @@ def test_files_of_concurrent_clients_are_admitted_against_one_memory_budget(tmp_
                                   env=env, stderr=subprocess.PIPE) for i in range(4)]
         waited = in_use = 0
         while any(p.poll() is None for p in procs):
-            found = status(env)
+            found = control.status(env)  # the clients start the service: it may not answer yet
             if found["running"]:
                 waited = max(waited, found["files_waiting"])
                 in_use = max(in_use, found["budget_in_use_bytes"])

@@ -288,8 +288,8 @@ class CudaBackend:
         blocks, threads = kernels.grid2(h, w)
         stream = self._device.stream
         for k in range(c):
-            kernels.blur_rows[blocks, threads, stream](src.plane(k), middle.plane(0), weights)
-            kernels.blur_columns[blocks, threads, stream](middle.plane(0), dst.plane(k), weights)
+            kernels.blur_axis[blocks, threads, stream](src.plane(k), middle.plane(0), weights, True)
+            kernels.blur_axis[blocks, threads, stream](middle.plane(0), dst.plane(k), weights, False)
 
     @IMAGE_OPS.register("resize")
     def resize(self, src: CudaImage, dst: CudaImage, op: Resize) -> None:

@@ -104,28 +104,20 @@ def convert(src, dst):  # pragma: no cover - runs on the device
 
 
 @cuda.jit
-def blur_rows(src, dst, weights):  # pragma: no cover - runs on the device
-    """The vertical taps of a separable Gaussian, as kernels/blur.py sums them: (H, W) planes, edges replicate."""
+def blur_axis(src, dst, weights, vertical):  # pragma: no cover - runs on the device
+    """One pass of a separable Gaussian over (H, W) planes, down the columns (`vertical`, the first pass) or along
+    the rows, as kernels/blur.py sums its taps; edges replicate."""
     x, y = cuda.grid(2)
     h, w = src.shape
     if y < h and x < w:
         radius = (weights.shape[0] - 1) // 2
         acc = weights[radius] * src[y, x]
         for k in range(1, radius + 1):
-            acc += weights[radius + k] * (src[max(y - k, 0), x] + src[min(y + k, h - 1), x])
-        dst[y, x] = acc
-
-
-@cuda.jit
-def blur_columns(src, dst, weights):  # pragma: no cover - runs on the device
-    """The horizontal taps, after blur_rows."""
-    x, y = cuda.grid(2)
-    h, w = src.shape
-    if y < h and x < w:
-        radius = (weights.shape[0] - 1) // 2
-        acc = weights[radius] * src[y, x]
-        for k in range(1, radius + 1):
-            acc += weights[radius + k] * (src[y, max(x - k, 0)] + src[y, min(x + k, w - 1)])
+            if vertical:
+                pair = src[max(y - k, 0), x] + src[min(y + k, h - 1), x]
+            else:
+                pair = src[y, max(x - k, 0)] + src[y, min(x + k, w - 1)]
+            acc += weights[radius + k] * pair
         dst[y, x] = acc
 
 
