@@ -26,20 +26,40 @@ def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
         _default_excepthook(args)
 
 
+# The SIGTERMs and SIGHUPs interrupt_as_ctrl_c took, for the command to end by (cli/failures.py).
+SIGNALLED: list[int] = []
+
+
+def interrupt_as_ctrl_c(signum: int, frame: object) -> None:
+    """The command's handler for SIGTERM and SIGHUP: interrupt it as a Ctrl-C would (files abandoned, temporaries
+    removed), remembering the signal to end by."""
+    SIGNALLED.append(signum)
+    raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
 def interrupts_deferred(drop: bool = False) -> Any:
     """On the main thread, hold a SIGINT back until the block is done, then raise it as KeyboardInterrupt
-    (`drop`: forget it, for work that nothing is left to interrupt)."""
+    (`drop`: forget it, for work that nothing is left to interrupt); SIGTERM and SIGHUP too where the command
+    takes them as Ctrl-C (interrupt_as_ctrl_c; a Python caller's own handlers are left alone)."""
     import signal
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and (sig == signal.SIGINT or signal.getsignal(sig) is interrupt_as_ctrl_c):
+            held[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, previous in held.items():
+            signal.signal(sig, previous)
     if caught and not drop:
+        handler = held[caught[0]]
+        if callable(handler):
+            handler(caught[0], None)
         raise KeyboardInterrupt

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from oxi_cli.batch.interrupts import SIGNALLED as _signalled
 from oxi_cli.errors import OxiError, caused_by_interrupt
 
 # The rules docs/GUIDE.md's "Exit codes" section states. Wrong input or arguments are the user's to fix (2); the
@@ -37,6 +38,37 @@ def ended_by_a_command() -> bool:
     said = bool(_ended)
     _ended.clear()
     return said
+
+
+# SIGTERM and SIGHUP end a command as Ctrl-C does (files abandoned, temporaries removed); the process then ends by
+# that signal, as a process without a handler would (a shell says 143, 129): ending_signal() tells the entry point.
+ENDING_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def handle_ending_signals() -> None:
+    """From here (main thread) SIGTERM and SIGHUP interrupt the command like Ctrl-C, and are remembered."""
+    import signal
+
+    from oxi_cli.batch.interrupts import interrupt_as_ctrl_c
+
+    _signalled.clear()
+    for name in ENDING_SIGNALS:
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), interrupt_as_ctrl_c)
+
+
+def ending_signal(code: int) -> int | None:
+    """The signal that ended the command whose exit status is `code` (128 + its number), or None."""
+    for signum in _signalled[:1]:
+        if code == 128 + signum:
+            return signum
+    return None
+
+
+def exit_status(code: int) -> int:
+    """A command's status as its process reports it: 128 + the signal for one that SIGTERM or SIGHUP ended
+    (whatever failed after it: a hung-up terminal fails the progress bar's last write), unless it ended well."""
+    return 128 + _signalled[0] if _signalled and code != EXIT_OK else code
 
 
 def status_if_nothing_interrupted(error: BaseException | None = None) -> int | None:
@@ -139,8 +171,17 @@ def one_line(message: str) -> str:
 
 
 def print_error(message: str) -> None:
-    print(f"oxi: error: {one_line(message)}", file=sys.stderr, flush=True)
+    _say(f"oxi: error: {one_line(message)}")
 
 
 def print_warning(message: str) -> None:
-    print(f"oxi: warning: {one_line(message)}", file=sys.stderr, flush=True)
+    _say(f"oxi: warning: {one_line(message)}")
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a stderr that cannot take it (the terminal hung up: EIO) loses it, as it would any
+    program's, and changes nothing else (the exit status, a signal's end)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)

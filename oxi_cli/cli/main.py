@@ -147,11 +147,16 @@ def run_command(prog_name: str | None = None) -> int:
     program as the client's process would (`prog_name`; None: Click's guess from this process)."""
     import signal
 
+    from oxi_cli.cli.failures import exit_status, handle_ending_signals
+    from oxi_cli.cli.stdio import guard_closed_streams
+
     _quiet_warnings()
     # Start-up is over (oxi_cli/__init__.py guarded it): from here Ctrl-C is a KeyboardInterrupt, so a batch
     # can abandon its files and leave no partial output.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    return _invoke(prog_name)
+    handle_ending_signals()
+    guard_closed_streams()
+    return exit_status(_invoke(prog_name))
 
 
 def _invoke(prog_name: str | None = None) -> int:
@@ -170,6 +175,7 @@ def _invoke(prog_name: str | None = None) -> int:
         print_error,
         status_if_nothing_interrupted,
     )
+    from oxi_cli.cli.stdio import StreamClosed
     from oxi_cli.errors import note_settled
 
     click = click_errors()
@@ -195,6 +201,9 @@ def _invoke(prog_name: str | None = None) -> int:
     except OSError as e:  # BrokenPipeError included
         if e.errno == errno.EPIPE:
             return closed_stdout()
+        print_error(message_for(e))
+        return exit_code_for(e)
+    except StreamClosed as e:  # printing a command's result to a stdout the caller closed
         print_error(message_for(e))
         return exit_code_for(e)
     except (click.ClickException, typer.Abort, KeyboardInterrupt) as e:
@@ -262,25 +271,34 @@ def _exit_now(code: object) -> None:
     import sys
 
     from oxi_cli import leaving
+    from oxi_cli.cli.failures import ENDING_SIGNALS, ending_signal
 
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    ended_by = ending_signal(code or 0)
 
     def interrupted(signum: int, frame: object) -> None:
         os._exit(code or 0)
 
     # The work is done and reported: a Ctrl-C now (a flush blocked on a full pipe) ends the process with the
     # work's status, not 130 (nothing was interrupted).
-    signal.signal(signal.SIGINT, interrupted)
-    leaving.run()  # e.g. the background compile of kernels this job found cold (os._exit runs no atexit handler)
+    for name in ("SIGINT", *ENDING_SIGNALS):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), interrupted)
+    if ended_by is None:
+        leaving.run()  # e.g. the background compile of kernels this job found cold (os._exit runs no atexit handler)
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:
         code = code or closed_stdout()
     except (OSError, ValueError):
         pass
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         sys.stderr.flush()
+    if ended_by is not None:  # end by the signal itself, as a process that had no handler for it
+        signal.signal(ended_by, signal.SIG_DFL)
+        os.kill(os.getpid(), ended_by)
     os._exit(code or 0)
 

@@ -36,8 +36,15 @@ def tell_written(tell: Callable[[Path], None] | None) -> None:
     _TELL[:] = [] if tell is None else [tell]
 
 
-# When this process started: a temporary older than that, whose writer is gone, was left by a killed run.
-_STARTED = time.time()
+# When this process started (its job, in a service worker): a temporary older than that, whose writer is gone,
+# was left by a killed run.
+_STARTED = [time.time()]
+
+
+def job_started() -> None:
+    """A new job in a long-lived process (service/worker.py): temporaries from before it are judged as a process
+    started now would judge them."""
+    _STARTED[0] = time.time()
 _TMP_MARK = ".oxi-tmp-"
 
 
@@ -76,7 +83,7 @@ def remove_temporaries(paths: Iterable[Path]) -> None:
 def _stale(tmp: Path) -> bool:
     """Left by a run that was killed: older than this process and its writer (on this host) is gone."""
     try:
-        if tmp.lstat().st_mtime >= _STARTED:
+        if tmp.lstat().st_mtime >= _STARTED[0]:
             return False
         pid = int(tmp.name.split(_TMP_MARK, 1)[1].split("-", 1)[0])
     except (OSError, ValueError, IndexError):

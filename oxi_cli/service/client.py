@@ -14,10 +14,11 @@ import errno
 import os
 import sys
 
-from oxi_cli.service import paths, protocol
+from oxi_cli.service import caller, paths, protocol
 
-# Forwarded to the job as its Ctrl-C (a closed terminal's SIGHUP too; Windows has no SIGHUP).
-_SIGNALS = tuple(getattr(_signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(_signal, name))
+# Forwarded to the job by name, which takes each as its own process would (Windows has no SIGHUP).
+_SIGNALS = {getattr(_signal, f"SIG{name}"): name for name in ("INT", "TERM", "HUP") if hasattr(_signal, f"SIG{name}")}
+_WATCH_SECONDS = 0.5  # how often a waiting client makes sure its worker is not left stopped while it runs
 # Set (`python -X oxi-tried ...`) on the command started again with site after the service was tried: it runs
 # the job itself without asking or waiting for a service again.
 _TRIED = "oxi-tried"
@@ -28,7 +29,7 @@ def main() -> None:
     args = sys.argv[1:]
     environ = dict(os.environ)  # the service a job of ours starts gets this, not what the job left behind
     chosen = paths.mode()
-    here = chosen == "off" or args[:1] == ["server"] or _memory_limited()
+    here = chosen == "off" or args[:1] == ["server"] or _closed_stdio()
     if not here and _TRIED not in sys._xoptions:
         code = _served(args, start=chosen == "on")
         if code is not None:
@@ -52,15 +53,15 @@ def _with_site() -> None:
         os.execv(sys.executable, [sys.executable, "-X", _TRIED, *sys.orig_argv[2:]])
 
 
-def _memory_limited() -> bool:
-    """Whether this process runs under a memory limit (`ulimit -d` or `-v`, a farm's h_vmem): its job then runs
-    here, under that limit, as the caller set it; a service worker lives under its own."""
-    try:
-        import resource
-    except ImportError:  # no such limits on this platform
-        return False
-    return any(resource.getrlimit(limit)[0] != resource.RLIM_INFINITY
-               for limit in (resource.RLIMIT_DATA, resource.RLIMIT_AS))
+def _closed_stdio() -> bool:
+    """Whether a standard descriptor is closed (`>&-`): the job then runs here, where the command answers it
+    (cli/stdio.py); and the service's socket must not take its number."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            return True
+    return False
 
 
 def _starts_itself() -> bool:
@@ -69,9 +70,13 @@ def _starts_itself() -> bool:
     if os.environ.get("CI"):
         return False
     try:
-        return os.isatty(2)
+        terminal = os.isatty(2)
     except OSError:
         return False
+    # A call under `nice` or `taskset` would start a service as slow as itself for every later call (a process
+    # cannot raise its priority back; service/caller.py refuses what the service cannot match).
+    return terminal and os.getpriority(os.PRIO_PROCESS, 0) <= 0 and (
+        not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) == os.cpu_count())
 
 
 def _start_after_job(environ: dict[str, str]) -> None:
@@ -139,9 +144,10 @@ def _start_and_connect(folder: str, key: str) -> object | None:
 
 
 def _run_there(sock: object, key: str, args: list[str]) -> int | None:
-    """Send the job with our standard streams and forward Ctrl-C; its exit status, or None to run it here (the
-    service refused it, handed it back, or ended before a worker took it). A job a worker started is never run
-    again: if the worker dies, that is said in one line and the status is 1."""
+    """Send the job with our standard streams and what we share with it (service/caller.py), forward our signals;
+    its exit status, or None to run it here (the service refused it, handed it back, or ended before a worker took
+    it). A job a worker started is never run again: if the worker dies, that is said in one line and the status
+    is 1."""
     try:
         cwd = os.getcwd()
     except OSError:  # a working folder deleted under us: a run of our own meets it as the user would
@@ -150,6 +156,7 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
     request = {
         "op": "run", "protocol": protocol.PROTOCOL, "key": key, "argv": args, "cwd": cwd, "env": dict(os.environ),
         "umask": _umask(), "streams": _stdio_encodings(), "prog": _program_name(),
+        "caller": caller.of_this_process(),
     }
     try:
         protocol.send(sock, request, fds=(0, 1, 2))
@@ -157,35 +164,19 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
         sock.close()
         return None
 
-    def forward(signum: int, frame: object) -> None:
-        try:
-            protocol.send(sock, {"signal": "INT"})
-        except OSError:
-            pass
-
-    for sig in _SIGNALS:
-        _signal.signal(sig, forward)
-    started, written, reply = False, 0, None
+    job = _Job(sock)
     try:
-        _until_closed(sock)
-        while reply is None and (message := protocol.recv(sock)) is not None:
-            if "started" in message:
-                started = True
-            elif "wrote" in message:
-                written = message["wrote"]
-            else:
-                reply = message
-    except (OSError, protocol.ProtocolError):
-        pass
+        job.wait()
     finally:
-        for sig in _SIGNALS:
-            _signal.signal(sig, _signal.default_int_handler if sig == _signal.SIGINT else _signal.SIG_DFL)
         sock.close()
+    reply = job.reply
     if reply is not None and isinstance(reply.get("exit"), int):
+        if isinstance(reply.get("signal"), int) and reply["signal"] in _SIGNALS:
+            _end_by(reply["signal"])
         return reply["exit"]
-    if reply is not None and "refused" in reply or not started:
+    if reply is not None and "refused" in reply or not job.started:
         return None
-    files = f"{written} file{'' if written == 1 else 's'}"
+    files = f"{job.written} file{'' if job.written == 1 else 's'}"
     try:
         os.write(2, f"oxi: error: the oxi service's worker ended during the job, after writing {files}; it was not "
                     f"run again (see {paths.log_path()})\n".encode())
@@ -194,18 +185,18 @@ def _run_there(sock: object, key: str, args: list[str]) -> int | None:
     return 1
 
 
-def _until_closed(sock: object) -> None:
-    """Sleep until the worker has closed its end (after its last frame, or by dying): the frames it sends as the job
-    goes (started, each file written) are read then, all at once. A read per frame would wake this process in
-    the middle of the job, on a loaded machine taking the worker's turn on a core each time."""
+def _until_closed(sock: object, seconds: float) -> bool:
+    """Sleep until the worker has closed its end (after its last frame, or by dying), or `seconds` passed: the
+    frames it sends as the job goes (each file written) are read then, all at once. A read per frame would wake
+    this process in the middle of the job, on a loaded machine taking the worker's turn on a core each time."""
     try:
         import select
 
         waiting = select.poll()
         waiting.register(sock.fileno(), select.POLLRDHUP)
-        waiting.poll()
+        return bool(waiting.poll(int(seconds * 1000)))
     except (ImportError, AttributeError, OSError):  # no POLLRDHUP (macOS): frames are read as they come
-        pass
+        return True
 
 
 def _stdio_encodings() -> list[dict[str, str]]:
@@ -217,6 +208,86 @@ def _stdio_encodings() -> list[dict[str, str]]:
             "errors": getattr(stream, "errors", None) or default,
         })
     return found
+
+
+class _Job:
+    """The wait for a served job: our SIGINT, SIGTERM and SIGHUP forwarded to it; stopped (Ctrl-Z, SIGSTOP) and
+    continued with us, as a process of its own would be (its worker stops itself while we are stopped)."""
+
+    def __init__(self, sock: object) -> None:
+        self.sock = sock
+        self.started = False  # from then on the job is never run here
+        self.worker = 0  # the worker's pid, as it said when it started the job
+        self.written = 0  # files it said it wrote
+        self.reply: dict | None = None  # its last frame: {"exit": N}, or {"refused": why}
+
+    def forward(self, signum: int, frame: object) -> None:
+        try:
+            protocol.send(self.sock, {"signal": _SIGNALS[signum]})
+        except OSError:
+            pass
+
+    def pause(self, signum: int, frame: object) -> None:
+        """Ctrl-Z: stop the job, then ourselves (the default action, taken again)."""
+        if self.worker:
+            _kill(self.worker, _signal.SIGSTOP)
+        _signal.signal(_signal.SIGTSTP, _signal.SIG_DFL)
+        _kill(os.getpid(), _signal.SIGTSTP)
+        _signal.signal(_signal.SIGTSTP, self.pause)
+
+    def resume(self, signum: int = 0, frame: object = None) -> None:
+        if self.worker:
+            _kill(self.worker, _signal.SIGCONT)
+
+    def wait(self) -> None:
+        """Until the job's last frame, or the service went away (then `reply` stays None)."""
+        handlers = {sig: self.forward for sig in _SIGNALS}
+        if hasattr(_signal, "SIGTSTP"):
+            handlers |= {_signal.SIGTSTP: self.pause, _signal.SIGCONT: self.resume}
+        for sig, handler in handlers.items():
+            _signal.signal(sig, handler)
+        try:
+            self._read(until_started=True)  # a queued job's wait: the worker's pid comes first thing
+            while self.reply is None and self.started and not _until_closed(self.sock, _WATCH_SECONDS):
+                if caller.stopped(self.worker):
+                    self.resume()  # it stopped itself as we were continued (service/worker.py)
+            self._read()
+        except (OSError, protocol.ProtocolError):
+            pass
+        finally:
+            for sig in handlers:
+                _signal.signal(sig, _signal.default_int_handler if sig == _signal.SIGINT else _signal.SIG_DFL)
+
+    def _read(self, until_started: bool = False) -> None:
+        while self.reply is None and not (until_started and self.started):
+            message = protocol.recv(self.sock)
+            if message is None:
+                return
+            if "started" in message:
+                self.started = True
+                pid = message["started"]
+                self.worker = pid if isinstance(pid, int) and pid > 0 else 0
+            elif "wrote" in message:
+                self.written = message["wrote"]
+            else:
+                self.reply = message
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def _end_by(sig: int) -> None:
+    """End as the job's own process did: by `sig` (SIGTERM, SIGHUP), its handler gone."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # a closed stdout: nothing of ours is in it
+        pass
+    _signal.signal(sig, _signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
 
 
 def _program_name() -> str:

@@ -12,6 +12,8 @@ import _socket
 import os
 import sys
 
+from oxi_cli.service import caller  # imports only os, as this module does
+
 PROTOCOL = 2  # the request's "protocol": a client and a service of one build always agree on it
 MAX_FRAME = 1 << 20  # argv and environment of any real command line fit many times over
 MAX_DEPTH = 8  # a job as the dispatcher hands it on nests 4 deep: {"job": {"streams": [{"encoding": ...}]}}
@@ -206,6 +208,7 @@ def job_request(message: dict) -> dict:
         "umask": lambda v: isinstance(v, int) and 0 <= v <= 0o777,
         "streams": lambda v: isinstance(v, list) and len(v) == 3 and all(_stream_ok(s) for s in v),
         "prog": lambda v: isinstance(v, str) and len(v) < 256,
+        "caller": caller.valid,
     }
     if set(message) != set(checks):
         raise ProtocolError(f"unexpected fields: {sorted(set(message) ^ set(checks))}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from oxi_cli.host import cores
-from oxi_cli.service import paths, protocol
+from oxi_cli.service import caller, paths, protocol
 
 SERVICE_IDLE = 900.0  # seconds without a job before the service exits (OXI_SERVER_IDLE overrides)
 WORKER_IDLE = 60.0  # an idle worker beyond the first exits after this long, closing the GPU it holds
@@ -35,6 +35,10 @@ PRELOAD = (
     "oxi_cli.jit", "oxi_cli.backends.select", "oxi_cli.backends.cpu.backend", "oxi_cli.backends.cpu.kernels.color",
     "OpenEXR", "imagecodecs", "tifffile", "rich.progress", "rich.console",
 )
+
+
+class Unmatched(Exception):
+    """A job this service cannot run as its caller's own process would (service/caller.py says why)."""
 
 
 def max_workers() -> int:
@@ -59,6 +63,7 @@ class Worker:
     jobs: int = 0
     tickets: dict[int, tuple[int, bool]] = field(default_factory=dict)  # ticket -> (bytes, granted)
     devices: list[str] = field(default_factory=list)  # GPUs it holds open, as it said after its last job
+    client: int = 0  # the pid of the client whose job it runs
 
 
 def log(message: str) -> None:
@@ -131,6 +136,7 @@ class Dispatcher:
                 if self.watch.fileno() is None:
                     self._changed()
                 self._reap()
+                self._unstop()
                 self._dispatch()
                 self._expire()
         finally:
@@ -251,6 +257,9 @@ class Dispatcher:
                 request = protocol.job_request(message)
                 if request["key"] != self.key or len(fds) != 3:
                     raise protocol.ProtocolError("not a request for this service's build")
+                groups = caller.peer_groups(pending.conn)
+                if (why := caller.refusal(request["argv"], request["caller"], groups)) is not None:
+                    raise Unmatched(f"the caller's {why}; it runs its job itself")
                 pending.conn.setblocking(True)  # the worker reads it so (the flag is the connection's, not ours)
                 self.queue.append((request, fds, pending.conn))
                 self.idle_since = time.monotonic()
@@ -265,7 +274,7 @@ class Dispatcher:
                 self._stop("asked by `oxi server stop`")
             else:
                 raise protocol.ProtocolError(f"unknown op {op!r}")
-        except (OSError, ValueError, protocol.ProtocolError) as e:
+        except (OSError, ValueError, protocol.ProtocolError, Unmatched) as e:
             pending.reader.fds = fds
             self._refuse(pending, e)
             return
@@ -330,6 +339,7 @@ class Dispatcher:
             try:
                 protocol.send(worker.channel, job, fds=[conn.fileno(), *fds])
                 worker.busy = True
+                worker.client = request["caller"]["pid"]
                 worker.jobs += 1
                 self.jobs_served += 1
             except OSError as e:
@@ -394,6 +404,14 @@ class Dispatcher:
             self.sel.unregister(worker.channel)
         worker.channel.close()
         self._admit()
+
+    def _unstop(self) -> None:
+        """A worker stops itself while its client is stopped (service/worker.py) and the client continues it; one
+        whose client is no longer stopped (killed while stopped, say) is continued here, to see to its job."""
+        for worker in self.workers.values():
+            if worker.busy and caller.stopped(worker.pid) and not caller.stopped(worker.client):
+                with contextlib.suppress(OSError):
+                    os.kill(worker.pid, signal.SIGCONT)
 
     def _reap(self) -> None:
         while True:

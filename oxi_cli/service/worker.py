@@ -1,8 +1,9 @@
 """A service worker: runs one client's command at a time in this warm process, exactly as the client would.
 
-The client's own standard streams (passed as descriptors), working folder, environment, umask and argv are this
-process's for the job and restored after it, so output bytes, terminal detection and progress bars are those of
-a run in the client's process. A job that was interrupted or that died leaves a worker that is not reused.
+The client's own standard streams (passed as descriptors), working folder, environment, umask, argv, resource
+limits, nice value and CPUs (service/caller.py) are this process's for the job and restored after it, so output
+bytes, terminal detection and progress bars are those of a run in the client's process. A job that was
+interrupted or that died, or left limits this process cannot take back, leaves a worker that is not reused.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oxi_cli.io.atomic import tell_written
-from oxi_cli.service import handback, protocol
+from oxi_cli.service import caller, handback, protocol
+
+STOPPED_POLL = 0.1  # seconds between looks at whether the client is stopped
+FORWARDED = ("INT", "TERM", "HUP")  # the client's signals a job takes as its own process would
 
 
 @dataclass
@@ -90,18 +94,30 @@ class _ClientJob:
         self.written = 0
 
     def watch(self) -> None:
-        """On the client's Ctrl-C (a {"signal": "INT"} frame) or its disappearance: KeyboardInterrupt in the job."""
+        """The client's SIGINT, SIGTERM or SIGHUP (a {"signal": NAME} frame) raised in the job, whose handlers are
+        those of a process of its own (cli/failures.py); its disappearance, as a Ctrl-C. While the client is
+        stopped (Ctrl-Z, SIGSTOP), this process stops itself: the client continues it (service/client.py)."""
+        import select
+
         main = threading.main_thread().ident
+        ending = signal.SIGINT
         try:
             while not self.finished.is_set():
+                if not select.select([self.client], [], [], STOPPED_POLL)[0]:
+                    if caller.stopped(self.request["caller"]["pid"]) and not self.finished.is_set():
+                        os.kill(os.getpid(), signal.SIGSTOP)
+                    continue
                 message = protocol.recv(self.client)
-                if message is None or message.get("signal") == "INT":
+                if message is None:
+                    break
+                if message.get("signal") in FORWARDED:
+                    ending = getattr(signal, f"SIG{message['signal']}")
                     break
         except (OSError, protocol.ProtocolError):
             pass
         if not self.finished.is_set() and main is not None:
             self.interrupted.set()
-            signal.pthread_kill(main, signal.SIGINT)
+            signal.pthread_kill(main, ending)
 
     def run(self) -> int | None:
         """The job's exit status, sent to the client; None when its state could not be taken on (a working
@@ -112,15 +128,23 @@ class _ClientJob:
         reply: dict[str, Any] | None = None
         try:
             _enter(self.request, self.stdio)
-        except (OSError, LookupError) as e:
+            caller.take_on(self.request["caller"])
+        except (OSError, LookupError, ValueError) as e:
             saved.restore()
+            if saved.spoiled:  # limits it took on in part and cannot take back: no other job here
+                self.interrupted.set()
             self._end({"refused": f"cannot take on the client's state: {e}"})
             return None
+        from oxi_cli.cli.failures import ending_signal, handle_ending_signals
+
         try:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            handle_ending_signals()  # as run_command sets them, before the watcher may raise one
             watcher.start()
             from oxi_cli.cli.main import run_command
 
-            self._tell({"started": os.getpid()})  # from here the client never runs this job itself
+            # From here the client never runs this job itself; it stops and continues this process with itself.
+            self._tell({"started": os.getpid()})
             tell_written(self._wrote)
             with warnings.catch_warnings():  # filters as they were; each warning said once per job again
                 code = run_command(self.request["prog"])
@@ -142,7 +166,13 @@ class _ClientJob:
             with contextlib.suppress(Exception):
                 sys.stderr.flush()
             saved.restore()
-        self._end(reply or {"exit": code})
+        if saved.spoiled:  # limits or a priority this process could not take back: no other job here
+            self.interrupted.set()
+        if reply is None:
+            reply = {"exit": code}
+            if (signum := ending_signal(code)) is not None:
+                reply["signal"] = signum  # the client ends by it, as this job's own process would have
+        self._end(reply)
         return code
 
     def _wrote(self, path: object) -> None:
@@ -176,10 +206,16 @@ class _Saved:
         self.umask = os.umask(0o077)
         os.umask(self.umask)
         self.argv = list(sys.argv)
-        self.sigint = signal.getsignal(signal.SIGINT)
+        self.handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        self.bounds = caller.of_this_process()
+        self.spoiled = False
 
     def restore(self) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            caller.take_on(self.bounds)
+        except (OSError, ValueError):
+            self.spoiled = True
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
@@ -191,7 +227,8 @@ class _Saved:
         _replace_environ(self.environ)
         os.umask(self.umask)
         sys.argv = self.argv
-        signal.signal(signal.SIGINT, self.sigint)
+        for sig, handler in self.handlers.items():
+            signal.signal(sig, handler)
 
 
 def _replace_environ(env: dict[str, str]) -> None:
@@ -231,8 +268,10 @@ def _text(fd: int, mode: str, stream: dict[str, str]) -> io.TextIOWrapper:
 def _fresh_process_state() -> None:
     """What a command keeps for the rest of its process and a new job must not inherit."""
     from oxi_cli import bytecode, execute, kernel_cache
+    from oxi_cli.io import atomic
 
     execute.reset_warnings()
+    atomic.job_started()
     # Caches judged again for each job, as a process of its own judges them when it opens them (trust.py).
     kernel_cache.location.cache_clear()
     bytecode.recheck()

@@ -16,40 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from oxi_cli.service import control, paths
-from tests.cli.conftest import OXI, hdr_rgba, write_exr
-
-OXI_CMD = [OXI] if OXI else [sys.executable, "-m", "oxi_cli"]
+from oxi_cli.service import paths
+from tests.service.conftest import OXI_CMD, oxi, status
 
 
 def _runtime_env(tmp: Path, **extra: str) -> dict[str, str]:
     run = tmp / "runtime"
     run.mkdir(mode=0o700)
     return {**os.environ, "XDG_RUNTIME_DIR": str(run), "OXI_SERVER": "on", "OXI_BACKEND": "cpu", **extra}
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory):
-    """This module's own service; stopped at the end."""
-    env = _runtime_env(tmp_path_factory.mktemp("wire"))
-    subprocess.run([*OXI_CMD, "server", "start"], env=env, capture_output=True, timeout=120, check=True)
-    yield env
-    subprocess.run([*OXI_CMD, "server", "stop"], env=env, capture_output=True, timeout=60)
-
-
-@pytest.fixture
-def plate(tmp_path: Path) -> Path:
-    return write_exr(tmp_path / "plate.exr", hdr_rgba(37, 53), shot="sh010")
-
-
-def oxi(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*OXI_CMD, *args], env=env, capture_output=True, timeout=300)
-
-
-def status(env: dict) -> dict:
-    found = control.status(env)
-    assert found["running"], found
-    return found
 
 
 def _raw(env: dict) -> socket.socket:
