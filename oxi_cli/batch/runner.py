@@ -510,7 +510,11 @@ class Batch:
                     self.err.write("oxi: interrupted again; leaving now\n")
                     self.err.flush()
                     os._exit(130)
-            if job.record.status == "not_started":  # still running after the wait: abandoned
+            if job.record.status == "not_started" and _written_since(job.output, job.record.started):
+                # The output went into place before the Ctrl-C reached the thread, which ended before its record
+                # did (the exception can land anywhere in it, its own handler included): the file is done.
+                self._fill_committed(job)
+            elif job.record.status == "not_started":  # still running after the wait: abandoned
                 job.record.status, job.record.error = "interrupted", "interrupted"
             self.emit(job.record)
         self._sweep(running.values())

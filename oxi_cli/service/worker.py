@@ -90,6 +90,10 @@ class _ClientJob:
         self.stdio = fds[1:4]
         self.interrupted = threading.Event()
         self.finished = threading.Event()
+        # The watcher interrupts the job only while run_command has not returned (checked and signalled under
+        # `ending`): a signal forwarded as the job ends must not turn a finished job's status into 130.
+        self.ending = threading.Lock()
+        self.returned = False
         self.sending = threading.Lock()  # the job's threads tell the client of each file written
         self.written = 0
 
@@ -115,9 +119,10 @@ class _ClientJob:
                     break
         except (OSError, protocol.ProtocolError):
             pass
-        if not self.finished.is_set() and main is not None:
-            self.interrupted.set()
-            signal.pthread_kill(main, ending)
+        with self.ending:
+            if not self.returned and not self.finished.is_set() and main is not None:
+                self.interrupted.set()
+                signal.pthread_kill(main, ending)
 
     def run(self) -> int | None:
         """The job's exit status, sent to the client; None when its state could not be taken on (a working
@@ -135,7 +140,7 @@ class _ClientJob:
                 self.interrupted.set()
             self._end({"refused": f"cannot take on the client's state: {e}"})
             return None
-        from oxi_cli.cli.failures import ending_signal, handle_ending_signals
+        from oxi_cli.cli.failures import ending_signal, handle_ending_signals, status_if_nothing_interrupted
 
         try:
             signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -148,8 +153,11 @@ class _ClientJob:
             tell_written(self._wrote)
             with warnings.catch_warnings():  # filters as they were; each warning said once per job again
                 code = run_command(self.request["prog"])
-        except KeyboardInterrupt:
-            code = 130
+            with self.ending:
+                self.returned = True
+        except KeyboardInterrupt:  # the client's signal; once the work had ended it interrupted nothing
+            settled = status_if_nothing_interrupted()
+            code = 130 if settled is None else settled
         except handback.RunInOwnProcess as e:  # before it did anything: the client runs it
             code = None
             reply = {"refused": str(e)}
