@@ -165,10 +165,11 @@ class Workload:
         auto's, or with `any_kind` the one the backend forced would open), the host's with what its kernels not
         compiled yet cost this job (cpu/cold.py); `among`: the backends with devices to weigh (default: all)."""
         from oxi_cli.backends.cost import estimate, load_rates
+        from oxi_cli.backends.cpu.backend import STAND_INS
         from oxi_cli.backends.cpu.cold import cold_modules, compiles_now, expected_seconds
 
         cold = cold_modules(self.ops)
-        now = compiles_now(self.ops, cold)
+        now = compiles_now(self.ops, cold, STAND_INS)
         return estimate(self.ops, self.width, self.height, self.channels, self.bytes_per_sample, cores=threads,
                         rates=load_rates(picked, any_kind), files=self.files, cold=cold,
                         compile_s=expected_seconds(now) if now else None, compiling=now, held=held_kinds(picked),

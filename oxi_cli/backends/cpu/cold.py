@@ -8,7 +8,7 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Container, Hashable, Iterable
 
 from oxi_cli import kernel_cache
 
@@ -104,18 +104,17 @@ def cold_modules(ops: Iterable[object]) -> set[str]:
                                       if not (isinstance(op, ColorOp) and not op.runs_natively())})
 
 
-def compiles_now(ops: Iterable[object], cold: set[str]) -> set[str]:
+def compiles_now(ops: Iterable[object], cold: set[str], stand_ins: Container[str]) -> set[str]:
     """Which of the `cold` modules a job of these ops compiles in its own process (as `ready` decides): every one
     where jobs wait for kernels, else those of ops with no other way (colour ops OpenColorIO cannot stand in
-    for, with the conversions beside them; image ops without a NumPy stand-in)."""
+    for, with the conversions beside them; image ops with no NumPy stand-in among `stand_ins`, the backend's)."""
     if not cold or waits():
         return set(cold)
-    from oxi_cli.backends.cpu.backend import STAND_INS
     from oxi_cli.ops import ColorOp, ImageOp
     from oxi_cli.ops.ocio_cpu import covers
 
     colour = [op for op in ops if isinstance(op, ColorOp) and op.runs_natively()]
-    now = {op.name for op in ops if isinstance(op, ImageOp) and op.name not in STAND_INS}
+    now = {op.name for op in ops if isinstance(op, ImageOp) and op.name not in stand_ins}
     if colour and not (covers(colour) and ocio_available()):
         now |= {module_of(op) for op in colour} | {"half"}
     return now & cold
