@@ -27,7 +27,7 @@ from oxi_cli.ops.program import compile_program
 IMAGE_OPS = ImageOpTable("CUDA")
 MAX_DIM = 1 << 20
 # Resident size of a process with numba-cuda and a context open, before any pixel (the driver maps ~100 MiB more
-# than the CPU backend's process; a guess until measured on the GPU box).
+# than the CPU backend's process): an estimate, not yet measured on an NVIDIA device.
 RUNTIME_BYTES = 288 << 20
 # Device arrays of collected images kept for the next image of their size: allocating one costs about as long as
 # filling it.
