@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -239,7 +239,9 @@ def test_info_stats_on_many_corrupt_files_gives_one_line_per_bad_file(corpus, fo
     assert run.seconds < TIME_LIMIT
 
 
-def test_zz_report_the_slowest_runs():
-    # Runs last in this module: prints the slowest run of each kind (visible with pytest -s or -rA).
+@pytest.fixture(scope="module", autouse=True)
+def report_the_slowest_runs() -> Iterator[None]:
+    """Once this module's tests are done, the slowest run of each kind (shown with pytest -s): a report, not a test."""
+    yield
     for how, (seconds, case) in sorted(SLOWEST.items()):
         print(f"slowest {how} run: {seconds:.2f} s ({case})")
