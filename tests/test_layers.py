@@ -37,8 +37,27 @@ LAYERS = {
     "oxi_cli.service": 0,  # paths, protocol, link, control: the standard library only
     "oxi_cli": 0,
 }
-OP_CLASSES = {"Blur", "Resize", "Place", "Lut1d", "Lut3d", "Cdl", "Matrix", "Unpremult", "Repremult",
-              "UnpremultipliedOnHost"}
+
+
+def _op_classes() -> set[str]:
+    """Every op class the ops package defines (ColorOp and ImageOp subclasses, found, not listed: a new op is
+    guarded the day it is added)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import oxi_cli.ops
+    from oxi_cli.ops.base import ColorOp, ImageOp
+
+    found = set()
+    for info in pkgutil.iter_modules(oxi_cli.ops.__path__):
+        module = importlib.import_module(f"oxi_cli.ops.{info.name}")
+        found |= {name for name, value in vars(module).items() if inspect.isclass(value)
+                  and issubclass(value, (ColorOp, ImageOp)) and value.__module__ == module.__name__}
+    return found - {"ColorOp", "ImageOp"}
+
+
+OP_CLASSES = _op_classes()
 # The package's namespace re-exports the Python API, loaded on first use (oxi_cli/__init__.py's __getattr__): the
 # one import that may point up.
 FACADE = ("oxi_cli", "oxi_cli.api")
