@@ -11,8 +11,6 @@ from oxi_cli.ops.codes import CDL_ASC, CDL_NOCLAMP
 from oxi_cli.ops.step import Param, Step, StepArgs, choices
 
 CdlStyle = Literal["noclamp", "asc"]
-# Rec.709 luma weights, as OCIO's CDL saturation uses.
-LUMA = (0.2126, 0.7152, 0.0722)
 STYLES = ("noclamp", "asc")  # OCIO's CDL_NO_CLAMP and CDL_ASC
 
 
