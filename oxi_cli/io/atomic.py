@@ -102,9 +102,22 @@ def _final_mode(path: Path) -> int:
     try:
         return stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read from /proc: os.umask can only read it by setting it, and while it is set another
+    job thread creating a file gets that mask (0 made its files writable by everyone)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o077)  # no /proc: the most restrictive mask for the moment it takes
+    os.umask(umask)
+    return umask
 
 
 @contextlib.contextmanager

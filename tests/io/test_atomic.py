@@ -76,6 +76,35 @@ def test_a_new_file_gets_the_umask_permissions(tmp_path: Path, plate: Path):
     assert (tmp_path / "new.exr").stat().st_mode & 0o777 == 0o644
 
 
+def test_committing_an_output_never_loosens_the_umask_of_other_threads(tmp_path: Path):
+    """Outputs committed on job threads while another thread creates files: every file gets the process's umask
+    (reading the umask with os.umask set it to 0 for a moment, and a file made then was writable by everyone)."""
+    import threading
+
+    umask = os.umask(0o022)
+    done = threading.Event()
+
+    def commit() -> None:
+        while not done.is_set():
+            with atomic_output(tmp_path / "out.bin") as tmp:
+                tmp.write_bytes(b"x")
+            (tmp_path / "out.bin").unlink()
+
+    writer = threading.Thread(target=commit)
+    try:
+        writer.start()
+        made = []
+        for i in range(3000):
+            path = tmp_path / f"f{i}"
+            path.touch()
+            made.append(path)
+    finally:
+        done.set()
+        writer.join()
+        os.umask(umask)
+    assert [p.name for p in made if p.stat().st_mode & 0o022] == []
+
+
 def test_writing_onto_the_input_is_refused(tmp_path: Path, plate: Path):
     before = plate.read_bytes()
     image = read_image(plate)
