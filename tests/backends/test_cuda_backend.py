@@ -76,3 +76,18 @@ def test_auto_never_weighs_the_simulator(monkeypatch):
     index, why = devices.auto_device(thorough=True)
     assert index is None and "simulator" in why
     assert devices.listed() == ([], None, None) and devices.describe_devices([]) == []
+
+
+def test_a_numba_cuda_too_old_for_the_kernels_is_no_cuda_backend(monkeypatch):
+    """numba's older CUDA target cannot compile the CPU loops the kernels call (on an H100 machine it failed every
+    colour op while auto had picked CUDA): auto must not weigh it, and --backend cuda says what to install."""
+    from oxi_cli.backends.cuda import devices
+
+    monkeypatch.setattr(devices, "_numba_cuda_version", lambda: (0, 20, 1))
+    assert not devices.present()
+    assert devices.too_old() == ("the CUDA backend needs numba-cuda 0.30.4 or later (0.20.1 is installed; "
+                                 "pip install 'oxi[cuda]')")
+    with pytest.raises(RuntimeError, match="needs numba-cuda 0.30.4"):
+        devices.list_devices.__wrapped__()
+    monkeypatch.setattr(devices, "_numba_cuda_version", lambda: None)
+    assert "or later (none is installed; pip install 'oxi[cuda]')" in devices.too_old()

@@ -18,7 +18,7 @@ from numba.cuda.cudadrv.error import CudaSupportError
 
 from oxi_cli.backends.base import DeviceLimits, ImageOpTable, adoptable
 from oxi_cli.backends.cuda import kernels
-from oxi_cli.backends.cuda.devices import list_devices
+from oxi_cli.backends.cuda.devices import list_devices, too_old
 from oxi_cli.backends.cuda.transfers import Staging
 from oxi_cli.errors import BackendUnavailable, GpuFailure, ProcessingError
 from oxi_cli.ops import Blur, ColorOp, ImageOp, Place, Resize
@@ -105,6 +105,8 @@ def _open_device(index: int) -> _Device:
         found = _DEVICES.get(index)
         if found is not None:
             return found
+        if (why := too_old()) is not None:
+            raise BackendUnavailable(why)
         try:
             devices = {d["index"]: d for d in list_devices()}
         except Exception as exc:

@@ -21,9 +21,38 @@ def simulated() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0")
 
 
+# numba-cuda from this version on compiles the CPU kernels' own loops for the device. numba's older built-in CUDA
+# target (numba < 0.61 ships one) cannot: on an H100 machine whose numba had it, every colour op failed to type
+# ("Signature mismatch") and blur and half transfers differed, while `auto` had picked CUDA.
+NEEDS = (0, 30, 4)
+
+
+def too_old() -> str | None:
+    """Why the installed numba-cuda cannot run this backend (missing, or older than NEEDS), or None."""
+    version = _numba_cuda_version()
+    if version is not None and version >= NEEDS:
+        return None
+    needed = ".".join(map(str, NEEDS))
+    found = "none is installed" if version is None else f"{'.'.join(map(str, version))} is installed"
+    return f"the CUDA backend needs numba-cuda {needed} or later ({found}; pip install 'oxi[cuda]')"
+
+
+@functools.cache
+def _numba_cuda_version() -> tuple[int, ...] | None:
+    from importlib import metadata
+
+    try:
+        text = metadata.version("numba-cuda")
+    except metadata.PackageNotFoundError:
+        return None
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in text.split(".")[:3])
+
+
 def present() -> bool:
-    """The registry's present(): an NVIDIA driver is here (its device nodes, or libcuda where there are none,
-    as in some containers), so listing CUDA devices may find one."""
+    """The registry's present(): a numba-cuda that can run this backend, and an NVIDIA driver (its device nodes,
+    or libcuda where there are none, as in some containers), so listing CUDA devices may find one."""
+    if too_old() is not None:
+        return False
     if sys.platform.startswith("linux") and glob.glob("/dev/nvidia[0-9]*"):
         return True
     return _libcuda() is not None
@@ -38,6 +67,8 @@ def _libcuda() -> str | None:
 def list_devices() -> tuple[dict[str, Any], ...]:
     """Every CUDA device numba-cuda finds: index, name, driver, kind, api, memory and compute capability; raises
     what it raises when there is no driver."""
+    if (why := too_old()) is not None:
+        raise RuntimeError(why)
     from numba import cuda
 
     if simulated():
