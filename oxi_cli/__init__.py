@@ -58,12 +58,10 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-# What the `oxi` command sets in its own environment as it starts, where the user has not (service/paths.py counts
-# them in the settings a process binds). oxi calls no BLAS routine, yet OpenBLAS starts one thread per core when
-# numpy is imported: 0.18 s of every run on a 16-core host (python -X importtime, numpy 0.38 s -> 0.20 s). A
-# Python caller's environment is its own (it may well call BLAS).
+# What the processes of the `oxi` command start with, where the user has not set it: the installed command
+# (bin/oxi) exports it for the interpreter it starts, and a service is started with it (service/control.py); oxi
+# never writes it into a running process's environment. oxi calls no BLAS routine, yet OpenBLAS starts one thread
+# per core when numpy is imported: 0.18 s of every run on a 16-core host (python -X importtime, numpy 0.38 s ->
+# 0.20 s), and threads a service's dispatcher must not hold when it forks workers. service/paths.py counts it
+# in the settings a process binds.
 COMMAND_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1"}
-
-if _is_command():
-    for _name, _value in COMMAND_DEFAULTS.items():
-        os.environ.setdefault(_name, _value)

@@ -22,7 +22,9 @@ def start_service(folder: str | None = None, key: str | None = None, environ: di
     starter's terminal, if it has one, else nowhere (`oxi server status` says why)."""
     import subprocess
 
-    env = dict(os.environ if environ is None else environ)
+    from oxi_cli import COMMAND_DEFAULTS
+
+    env = {**COMMAND_DEFAULTS, **(os.environ if environ is None else environ)}  # as build_key counts them
     folder = folder or paths.runtime_dir(env)
     if folder is None:
         return None

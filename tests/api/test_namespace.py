@@ -72,6 +72,18 @@ def test_every_public_name_is_documented(name):
     assert (inspect.getdoc(value) or "").strip(), f"{name} has no docstring"
 
 
+def test_the_command_process_leaves_its_own_environment_as_it_was_started():
+    """The `oxi` command writes nothing into its environment (a service it starts is keyed by that environment):
+    its start-up settings come from the launcher that starts it (bin/oxi)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = ("import os, sys; sys.argv[0] = 'oxi'; before = dict(os.environ); import oxi_cli; "
+            "print(dict(os.environ) == before)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert done.stdout.strip() == "True"
+
+
 def test_importing_the_package_leaves_the_callers_environment_alone():
     """OPENBLAS_NUM_THREADS=1 is the command's own start-up setting; a Python caller may well call BLAS."""
     import os
