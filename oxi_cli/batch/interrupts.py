@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import sys
 import threading
 from typing import Any
 
@@ -14,6 +15,8 @@ def raise_in_thread(thread: threading.Thread, quiet: bool = True) -> None:
     command's process-wide threading.excepthook says so; a Python caller's hook is left as it is)."""
     if quiet and threading.excepthook is not _quiet_on_interrupt:
         threading.excepthook = _quiet_on_interrupt
+    if quiet and sys.unraisablehook is not _quiet_unraisable:
+        sys.unraisablehook = _quiet_unraisable
     if thread.ident is not None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
 
@@ -24,6 +27,16 @@ _default_excepthook = threading.excepthook
 def _quiet_on_interrupt(args: threading.ExceptHookArgs) -> None:
     if not issubclass(args.exc_type, KeyboardInterrupt):
         _default_excepthook(args)
+
+
+_default_unraisablehook = sys.unraisablehook
+
+
+def _quiet_unraisable(unraisable: Any) -> None:
+    """An interrupt that lands in a thread just started, before its run() (in Thread._bootstrap), reaches Python
+    as an unraisable exception, not through threading.excepthook: the batch reports the interruption itself."""
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        _default_unraisablehook(unraisable)
 
 
 # The SIGTERMs and SIGHUPs interrupt_as_ctrl_c took, for the command to end by (cli/failures.py).
